@@ -1,0 +1,64 @@
+//! The command line.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sealmark",
+    version,
+    about = "Deterministic security test harness for MCP servers: fixed probes, harness-owned targets, verdicts backed by evidence."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Grade a server: start it, probe it, print the report.
+    #[command(after_help = "Exit codes: 0 every graded pack met the gate; 1 a graded pack is below the gate; \
+2 bad usage, config or environment; 130 interrupted.\n\n\
+Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
+    Run(RunArgs),
+    /// List every check: id, pack, weight and label.
+    ListChecks,
+    /// Print the whole check registry as JSON.
+    Describe,
+    /// Print a check's page: probes, settings, verdict rule, what to fix, false results.
+    Explain {
+        /// A check id, as `sealmark list-checks` prints it.
+        check: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The config file (default: ./sealmark.yaml when no command is given after --).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, short = 'f', value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Exit 1 when a graded pack is below LETTER (A, B, C, D or F). A provisional A* does not meet A.
+    #[arg(long, value_name = "LETTER", default_value = "A")]
+    pub fail_under: String,
+    /// Run only these packs (repeat, or comma-separate); overrides `packs:` in the config.
+    #[arg(long = "pack", value_name = "PACK", value_delimiter = ',')]
+    pub packs: Vec<String>,
+    /// Keep the sandbox directory after the run and print where it is.
+    #[arg(long)]
+    pub keep_sandbox: bool,
+    /// The server to run, for the quick form without a config: `-- <command> [args…]`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}

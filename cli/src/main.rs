@@ -1,0 +1,38 @@
+//! The `sealmark` binary: parses the command line and dispatches; the work is in
+//! `sealmark-engine`.
+
+mod args;
+mod reference;
+mod run;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit codes, as documented in `sealmark run --help`.
+pub mod exit {
+    /// Every graded pack met the gate.
+    pub const OK: u8 = 0;
+    /// A graded pack is below the gate.
+    pub const BELOW_GATE: u8 = 1;
+    /// Bad usage, a bad config or record, or a machine problem.
+    pub const USAGE: u8 = 2;
+    /// Interrupted (Ctrl-C); the server was stopped and the sandbox removed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    let code = match cli.command {
+        args::Command::Run(a) => run::run(a),
+        args::Command::ListChecks => reference::list_checks(),
+        args::Command::Describe => reference::describe(),
+        args::Command::Explain { check } => reference::explain(&check),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints an error in the one format sealmark uses for its own input problems.
+pub fn usage_error(message: impl std::fmt::Display) -> u8 {
+    eprintln!("sealmark: error: {message}");
+    exit::USAGE
+}

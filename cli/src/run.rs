@@ -1,0 +1,161 @@
+//! `sealmark run`.
+
+use crate::args::{Format, RunArgs};
+use crate::{exit, usage_error};
+use sealmark_engine::config::{self, Config};
+use sealmark_engine::grading::{Letter, meets_gate};
+use sealmark_engine::model::Pack;
+use sealmark_engine::record::{PackStatus, Record};
+use sealmark_engine::registry::did_you_mean;
+use sealmark_engine::render;
+use sealmark_engine::run::{RunOptions, run as run_server};
+use std::path::Path;
+
+pub fn run(args: RunArgs) -> u8 {
+    let Some(gate) = Letter::parse(&args.fail_under) else {
+        return usage_error(format!("--fail-under: expected A, B, C, D or F, found \"{}\"", args.fail_under));
+    };
+    let mut config = match load_config(&args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if !args.packs.is_empty() {
+        let mut packs = Vec::new();
+        for name in &args.packs {
+            match Pack::from_id(name) {
+                Some(p) => packs.push(p),
+                None => {
+                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    return usage_error(format!("--pack: unknown pack \"{name}\"{hint}"));
+                }
+            }
+        }
+        config.packs = Some(packs);
+    }
+    if let Some(out) = &args.out
+        && let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        return usage_error(format!("--out: the directory {} does not exist", parent.display()));
+    }
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return usage_error(format!("cannot start the async runtime: {e}")),
+    };
+    let options = RunOptions { keep_sandbox: args.keep_sandbox };
+    eprintln!("sealmark: running {}", describe_target(&config));
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            r = run_server(&config, &options) => Some(r),
+            // Dropping the run stops the server's process group and removes the sandbox.
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    let record = match outcome {
+        None => {
+            eprintln!("sealmark: interrupted; the server was stopped and the sandbox removed");
+            return exit::INTERRUPTED;
+        }
+        Some(Err(e)) => return usage_error(e),
+        Some(Ok(r)) => r,
+    };
+    if !record.sandbox.leftover_processes.is_empty() {
+        eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
+    }
+    let report = match args.format {
+        Format::Text => render::text::render(&record),
+        Format::Json => render::json(&record),
+    };
+    match &args.out {
+        Some(path) => {
+            if let Err(e) = write_atomically(path, &report) {
+                return usage_error(format!("cannot write {}: {e}", path.display()));
+            }
+            eprintln!("sealmark: report written to {}", path.display());
+            print_grades(&record);
+        }
+        None => print!("{report}"),
+    }
+    gate_code(&record, gate)
+}
+
+fn load_config(args: &RunArgs) -> Result<Config, u8> {
+    if let Some((cmd, rest)) = args.command.split_first() {
+        if args.config.is_some() {
+            return Err(usage_error("give either --config or a command after --, not both"));
+        }
+        return Ok(Config::quick(cmd, rest));
+    }
+    let path = args.config.clone().unwrap_or_else(|| "sealmark.yaml".into());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if args.config.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(usage_error(
+                "no sealmark.yaml here; pass --config FILE, or the server after --: sealmark run -- ./my-server",
+            ));
+        }
+        Err(e) => return Err(usage_error(format!("cannot read {}: {e}", path.display()))),
+    };
+    config::parse(&path.display().to_string(), &text).map_err(|e| {
+        eprintln!("{e}");
+        eprintln!("sealmark: error: {} problem(s) in {}; nothing was run", e.problems.len(), path.display());
+        exit::USAGE
+    })
+}
+
+fn describe_target(config: &Config) -> String {
+    match (&config.server.url, &config.server.command) {
+        (Some(url), _) => url.clone(),
+        (None, Some(cmd)) => cmd.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// Writes through a temporary file in the same directory, so a failed run never
+/// leaves a half-written report where a good one was.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.sealmark-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("report")));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn print_grades(record: &Record) {
+    for pack in Pack::ALL {
+        if let Some(p) = record.packs.get(pack.id())
+            && let Some(g) = &p.grade
+        {
+            eprintln!("  {:8} GRADE {}  ({})", pack.id(), g.display_letter(), g.fraction());
+        }
+    }
+}
+
+/// 1 when any graded standard pack is below the gate, else 0.
+fn gate_code(record: &Record, gate: Letter) -> u8 {
+    let mut graded = 0;
+    let mut below = Vec::new();
+    for (id, p) in &record.packs {
+        if Pack::from_id(id).is_some_and(Pack::is_candidate) || p.status != PackStatus::Graded {
+            continue;
+        }
+        graded += 1;
+        if let Some(g) = &p.grade
+            && !meets_gate(g, gate)
+        {
+            below.push(format!("{id} {}", g.display_letter()));
+        }
+    }
+    if graded == 0 {
+        eprintln!("sealmark: no pack was graded; see the report for the reasons");
+    }
+    if below.is_empty() {
+        exit::OK
+    } else {
+        eprintln!("sealmark: below the {gate} gate: {}", below.join(", "));
+        exit::BELOW_GATE
+    }
+}

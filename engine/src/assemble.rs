@@ -1,0 +1,275 @@
+//! Assembly: findings, classification and run facts in; the complete record out.
+//!
+//! Pure: grades, pack statuses, the standard/custom decision, the badge and the
+//! "Not covered" list are all derived here, so the viewer can re-derive them.
+
+use crate::classify::classify;
+use crate::config::Config;
+use crate::grading::{self, Input, Outcome};
+use crate::judge::Finding;
+use crate::model::{Pack, Verdict, Weight};
+use crate::record::*;
+use crate::registry::{self, CHECKS, CheckDef, pack_doc};
+use crate::tools::{ToolInfo, canonical_json, sha256_tagged};
+use crate::{METHODOLOGY, SCHEMA_VERSION, VERSION};
+use std::collections::BTreeMap;
+
+/// What the runtime learned, beyond the findings.
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub transport: String,
+    pub command_display: String,
+    pub url: Option<String>,
+    pub env_display: BTreeMap<String, String>,
+    /// Tools kept by `tools.include` / `tools.exclude`, in listing order.
+    pub tools: Vec<ToolInfo>,
+    /// Tools the filter removed.
+    pub filtered_out: Vec<String>,
+    pub announced: Option<Announced>,
+    pub sandbox: SandboxRecord,
+    pub server_log: ServerLog,
+    /// Gaps found while probing (tools not probed, and why).
+    pub gaps: Vec<String>,
+}
+
+/// The weight a check counts with in this run: `checks.<id>.severity` when set, else
+/// its declared weight, with candidates advisory in a standard pack.
+pub fn effective_weight(def: &CheckDef, config: &Config) -> Weight {
+    match config.checks.get(def.id).and_then(|c| c.severity) {
+        Some(w) => w,
+        None if def.is_advisory() => Weight::Advisory,
+        None => def.weight,
+    }
+}
+
+/// Builds the record.
+pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckDef, Finding)>) -> Record {
+    let requested: Vec<Pack> = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
+    let classification: Vec<Classification> = facts.tools.iter().map(classify).collect();
+
+    let mut checks = Vec::new();
+    for (def, finding) in findings {
+        let weight = effective_weight(def, config);
+        let (verdict, summary, evidence) = if config.enabled(def.id) {
+            (finding.verdict, finding.summary, finding.evidence)
+        } else {
+            (Verdict::Na, format!("turned off by checks.{}.enabled", def.id), Vec::new())
+        };
+        checks.push(CheckResult {
+            id: def.id.to_string(),
+            pack: def.pack.id().to_string(),
+            label: def.label.to_string(),
+            critical: weight == Weight::Critical,
+            advisory: weight == Weight::Advisory,
+            candidate: def.candidate,
+            scope: def.scope.to_string(),
+            verdict,
+            summary,
+            evidence,
+        });
+    }
+
+    let mut packs = BTreeMap::new();
+    for pack in Pack::STANDARD {
+        let result = if !requested.contains(&pack) {
+            PackResult { status: PackStatus::Na, grade: None, reason: Some("pack not requested".to_string()) }
+        } else if !pack_doc(pack).built {
+            PackResult { status: PackStatus::Na, grade: None, reason: Some(unbuilt_reason(pack, &classification)) }
+        } else {
+            grade_pack(pack, &checks)
+        };
+        packs.insert(pack.id().to_string(), result);
+    }
+
+    let (standard_diff, hash) = standard_profile(config);
+    let standard = standard_diff.is_empty();
+    let beyond_core = packs.iter().any(|(id, p)| {
+        id != "core" && p.status == PackStatus::Graded && !Pack::from_id(id).is_some_and(Pack::is_candidate)
+    });
+    let badge = match (standard, beyond_core) {
+        (true, true) => Badge { eligible: true, reason: "a STANDARD run with a graded pack beyond core".to_string() },
+        (false, _) => Badge { eligible: false, reason: "a CUSTOM run".to_string() },
+        (true, false) => Badge { eligible: false, reason: "no pack beyond core was graded".to_string() },
+    };
+
+    let name = config
+        .server
+        .name
+        .clone()
+        .or_else(|| facts.announced.as_ref().map(|a| a.name.clone()))
+        .unwrap_or_else(|| "unnamed server".to_string());
+    let version = config
+        .server
+        .version
+        .clone()
+        .or_else(|| facts.announced.as_ref().map(|a| a.version.clone()))
+        .unwrap_or_else(|| "unknown".to_string());
+    let tools_total = facts.tools.len() as u32;
+    let not_covered = not_covered(&facts, &classification);
+
+    Record {
+        sealmark: Producer { version: VERSION.to_string(), methodology: METHODOLOGY.to_string() },
+        server: ServerRecord {
+            name,
+            version,
+            command: facts.command_display,
+            url: facts.url,
+            env: facts.env_display,
+            transport: facts.transport,
+            tools: facts.tools.iter().map(|t| t.name.clone()).collect(),
+            surface: facts.tools.iter().map(ToolInfo::surface).collect(),
+            announced: facts.announced,
+        },
+        options: Options {
+            packs_requested: requested.iter().map(|p| p.id().to_string()).collect(),
+            timeout_probe_sec: config.timeout_probe_sec,
+            active: false,
+            sandbox: true,
+        },
+        started_at: facts.started_at,
+        duration_ms: facts.duration_ms,
+        packs,
+        checks,
+        classification,
+        sandbox: facts.sandbox,
+        db: DbRecord { used: false, summary: "not used".to_string() },
+        config: ConfigRecord {
+            hash,
+            profile: if standard { "standard" } else { "custom" }.to_string(),
+            standard,
+            standard_diff,
+            methodology: METHODOLOGY.to_string(),
+            schema_version: SCHEMA_VERSION,
+            file: config.file.clone(),
+            server_line: config.server_line,
+        },
+        coverage: Coverage { valid_calls: 0, tools_called_valid: 0, tools_total, level: "hygiene-only".to_string() },
+        badge,
+        not_covered,
+        server_log: facts.server_log,
+    }
+}
+
+fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
+    let inputs: Vec<Input> = checks
+        .iter()
+        .filter(|c| c.pack == pack.id())
+        .map(|c| Input {
+            id: &c.id,
+            weight: if c.advisory {
+                Weight::Advisory
+            } else if c.critical {
+                Weight::Critical
+            } else {
+                Weight::Scored
+            },
+            verdict: c.verdict,
+        })
+        .collect();
+    match grading::grade(pack.id(), &inputs) {
+        Outcome::Graded(g) => PackResult { status: PackStatus::Graded, grade: Some(g), reason: None },
+        Outcome::NotGraded { all_na, reason } => PackResult {
+            status: if all_na { PackStatus::Na } else { PackStatus::Inconclusive },
+            grade: None,
+            reason: Some(reason),
+        },
+    }
+}
+
+/// Why a requested pack that this build does not carry was not graded.
+fn unbuilt_reason(pack: Pack, classification: &[Classification]) -> String {
+    let class = match pack {
+        Pack::Fs | Pack::Effects => Some("path"),
+        Pack::Net => Some("url"),
+        Pack::Git => Some("git"),
+        Pack::Db | Pack::Sqlite => Some("sql"),
+        _ => None,
+    };
+    let matching: Vec<&str> = class
+        .map(|cl| classification.iter().filter(|c| c.class == cl).map(|c| c.tool.as_str()).collect())
+        .unwrap_or_default();
+    let version = VERSION;
+    if matching.is_empty() {
+        format!("not built in sealmark {version} ({})", pack_doc(pack).applies)
+    } else {
+        format!("not built in sealmark {version}; it would apply to {}", matching.join(", "))
+    }
+}
+
+/// The differences from the standard profile, and the hash of the locked settings.
+fn standard_profile(config: &Config) -> (Vec<String>, String) {
+    let mut diff = Vec::new();
+    let mut locked = serde_json::Map::new();
+    for def in CHECKS {
+        let cc = config.checks.get(def.id);
+        if let Some(false) = cc.and_then(|c| c.enabled) {
+            diff.push(format!("checks.{}.enabled: false (standard: true)", def.id));
+        }
+        if let Some(w) = cc.and_then(|c| c.severity) {
+            let declared = if def.is_advisory() { Weight::Advisory } else { def.weight };
+            if w != declared {
+                diff.push(format!("checks.{}.severity: {} (standard: {})", def.id, w.id(), declared.id()));
+            }
+        }
+        if def.candidate {
+            // Candidate settings are not locked: they never enter the hash.
+            continue;
+        }
+        let mut entry = serde_json::Map::new();
+        entry.insert("enabled".into(), config.enabled(def.id).into());
+        entry.insert("severity".into(), effective_weight(def, config).id().into());
+        for s in def.settings.iter().filter(|s| s.locked) {
+            let value = config.setting(def.id, s.key);
+            let default: serde_json::Value = serde_yaml_ng::from_str(s.default).expect("valid default");
+            if value != default {
+                diff.push(format!("checks.{}.{}: {} (standard: {})", def.id, s.key, value, s.default));
+            }
+            entry.insert(s.key.into(), value);
+        }
+        locked.insert(def.id.into(), entry.into());
+    }
+    if config.timeout_probe_sec != crate::config::DEFAULT_TIMEOUT_PROBE_SEC {
+        diff.push(format!(
+            "timeout_probe_sec: {} (standard: {})",
+            config.timeout_probe_sec,
+            crate::config::DEFAULT_TIMEOUT_PROBE_SEC
+        ));
+    }
+    let doc = serde_json::json!({
+        "methodology": METHODOLOGY,
+        "checks": locked,
+        "timeoutProbeSec": config.timeout_probe_sec,
+    });
+    (diff, sha256_tagged(canonical_json(&doc).as_bytes()))
+}
+
+fn not_covered(facts: &RunFacts, classification: &[Classification]) -> Vec<String> {
+    let mut out = Vec::new();
+    if facts.transport == "stdio" || !facts.command_display.is_empty() {
+        out.push("The sandbox is a convention the harness follows, not a security boundary: the server runs with your user's privileges, can read the real file system and reach the network, and may ignore cwd, HOME and PATH. Run untrusted servers in a throwaway VM or container.".to_string());
+    }
+    out.push("prompt injection carried in tool output (only tool metadata is scanned)".to_string());
+    out.push("authentication and transport security".to_string());
+    out.push(
+        "tools a server lists only to clients that declare roots, sampling or elicitation (the harness declares none)"
+            .to_string(),
+    );
+    out.push("behaviour behind valid calls: the core pack sends only malformed input, and no pack in this build can give a tool a harness-owned target".to_string());
+    if !facts.filtered_out.is_empty() {
+        out.push(format!("left out by tools.include/tools.exclude: {}", facts.filtered_out.join(", ")));
+    }
+    for c in classification {
+        if let Some(sec) = &c.secondary {
+            out.push(format!("{}: secondary class {sec} not probed (classified as {})", c.tool, c.class));
+        }
+    }
+    out.extend(facts.gaps.iter().cloned());
+    out
+}
+
+/// The registry entries of one pack that a run reports, in declaration order.
+pub fn pack_defs(pack: Pack) -> Vec<&'static CheckDef> {
+    registry::pack_checks(pack).collect()
+}

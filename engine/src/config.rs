@@ -1,0 +1,627 @@
+//! `sealmark.yaml`: parsing and validation.
+//!
+//! Validation collects every problem before anything runs, each with the file, the
+//! line and the dotted key, so a user fixes a config in one pass. Nothing here does
+//! I/O: the caller reads the file and passes its text.
+
+use crate::model::{Pack, Weight};
+use crate::registry::{self, SettingKind, did_you_mean};
+use serde_json::Value;
+use serde_yaml_ng::Value as Yaml;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The default time to wait for the handshake and for each call.
+pub const DEFAULT_TIMEOUT_PROBE_SEC: u64 = 10;
+
+/// A validated configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The file as named on the command line; `None` for the quick form.
+    pub file: Option<String>,
+    pub server: ServerConfig,
+    /// The packs asked for; `None` means the standard list.
+    pub packs: Option<Vec<Pack>>,
+    pub tools: ToolsFilter,
+    pub checks: BTreeMap<String, CheckConfig>,
+    pub timeout_probe_sec: u64,
+    /// The line of `server.command` (or `server.url`), for SARIF and JUnit locations.
+    pub server_line: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ServerConfig {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    pub headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ToolsFilter {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl ToolsFilter {
+    /// Whether a tool is kept: listed by `include` (or no include list) and not excluded.
+    /// Entries are exact names, or prefixes ending in `*`.
+    pub fn keeps(&self, tool: &str) -> bool {
+        let hit = |pat: &String| match pat.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => tool == pat,
+        };
+        (self.include.is_empty() || self.include.iter().any(hit)) && !self.exclude.iter().any(hit)
+    }
+}
+
+/// `checks.<id>` as written.
+#[derive(Debug, Clone, Default)]
+pub struct CheckConfig {
+    pub enabled: Option<bool>,
+    pub severity: Option<Weight>,
+    /// The check's own settings, by key.
+    pub settings: BTreeMap<String, Value>,
+}
+
+impl Config {
+    /// The quick form: `sealmark run -- <command> [args…]`.
+    pub fn quick(command: &str, args: &[String]) -> Config {
+        Config {
+            server: ServerConfig { command: Some(command.to_string()), args: args.to_vec(), ..Default::default() },
+            timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
+            ..Default::default()
+        }
+    }
+
+    /// A check's setting: the configured value, else the registry default.
+    pub fn setting(&self, check: &str, key: &str) -> Value {
+        if let Some(v) = self.checks.get(check).and_then(|c| c.settings.get(key)) {
+            return v.clone();
+        }
+        let def = registry::check(check)
+            .and_then(|c| c.setting(key))
+            .unwrap_or_else(|| panic!("{check}.{key} is not declared"));
+        serde_yaml_ng::from_str(def.default).expect("registry defaults are valid YAML")
+    }
+
+    pub fn setting_u64(&self, check: &str, key: &str) -> u64 {
+        self.setting(check, key).as_u64().unwrap_or_default()
+    }
+
+    pub fn setting_strings(&self, check: &str, key: &str) -> Vec<String> {
+        match self.setting(check, key) {
+            Value::Array(items) => items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether a check runs (`checks.<id>.enabled`, default true).
+    pub fn enabled(&self, check: &str) -> bool {
+        self.checks.get(check).and_then(|c| c.enabled).unwrap_or(true)
+    }
+}
+
+/// One problem in a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub line: usize,
+    pub key: String,
+    pub message: String,
+}
+
+/// Every problem found, with the file they were found in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            if p.key.is_empty() {
+                write!(f, "{}:{}: {}", self.file, p.line, p.message)?;
+            } else {
+                write!(f, "{}:{}: {}: {}", self.file, p.line, p.key, p.message)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Parses and validates a config. `file` names it in messages.
+pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let fail = |problems| Err(ConfigError { file: file.to_string(), problems });
+    let doc: Yaml = match serde_yaml_ng::from_str(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let line = e.location().map_or(1, |l| l.line());
+            return fail(vec![Problem { line, key: String::new(), message: format!("not valid YAML: {e}") }]);
+        }
+    };
+    let lines = KeyLines::scan(text);
+    let mut v = Validator { lines: &lines, problems: Vec::new() };
+    let config = v.config(&doc);
+    if v.problems.is_empty() {
+        let mut config = config;
+        config.file = Some(file.to_string());
+        config.server_line = lines.exact("server.command").or_else(|| lines.exact("server.url"));
+        Ok(config)
+    } else {
+        let mut problems = v.problems;
+        problems.sort_by_key(|p| p.line);
+        fail(problems)
+    }
+}
+
+struct Validator<'a> {
+    lines: &'a KeyLines,
+    problems: Vec<Problem>,
+}
+
+fn kind_of(v: &Yaml) -> &'static str {
+    match v {
+        Yaml::Null => "nothing",
+        Yaml::Bool(_) => "a boolean",
+        Yaml::Number(_) => "a number",
+        Yaml::String(_) => "a string",
+        Yaml::Sequence(_) => "a list",
+        Yaml::Mapping(_) => "a mapping",
+        Yaml::Tagged(_) => "a tagged value",
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+impl Validator<'_> {
+    fn problem(&mut self, key: &str, message: impl Into<String>) {
+        self.problems.push(Problem { line: self.lines.line_of(key), key: key.to_string(), message: message.into() });
+    }
+
+    /// The entries of a mapping; unknown keys are reported with a did-you-mean.
+    fn mapping<'y>(&mut self, path: &str, v: &'y Yaml, known: &[&str]) -> Vec<(String, &'y Yaml)> {
+        let Yaml::Mapping(m) = v else {
+            self.problem(path, format!("expected a mapping, found {}", kind_of(v)));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, val) in m {
+            let Some(k) = k.as_str() else {
+                self.problem(path, "keys must be strings");
+                continue;
+            };
+            if known.is_empty() || known.contains(&k) {
+                out.push((k.to_string(), val));
+            } else {
+                let hint = did_you_mean(k, known.iter().copied())
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                self.problem(&join(path, k), format!("unknown key{hint}; expected one of: {}", known.join(", ")));
+            }
+        }
+        out
+    }
+
+    fn string(&mut self, path: &str, v: &Yaml) -> Option<String> {
+        match v {
+            Yaml::String(s) => Some(s.clone()),
+            Yaml::Number(n) => Some(n.to_string()),
+            Yaml::Bool(b) => Some(b.to_string()),
+            _ => {
+                self.problem(path, format!("expected a string, found {}", kind_of(v)));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, path: &str, v: &Yaml) -> Vec<String> {
+        let Yaml::Sequence(items) = v else {
+            self.problem(path, format!("expected a list of strings, found {}", kind_of(v)));
+            return Vec::new();
+        };
+        items.iter().enumerate().filter_map(|(i, item)| self.string(&format!("{path}[{i}]"), item)).collect()
+    }
+
+    fn string_map(&mut self, path: &str, v: &Yaml) -> BTreeMap<String, String> {
+        self.mapping(path, v, &[])
+            .into_iter()
+            .filter_map(|(k, val)| self.string(&join(path, &k), val).map(|s| (k, s)))
+            .collect()
+    }
+
+    fn config(&mut self, doc: &Yaml) -> Config {
+        let mut config = Config { timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC, ..Default::default() };
+        if matches!(doc, Yaml::Null) {
+            self.problem("", "the file is empty; it needs at least server.command or server.url");
+            return config;
+        }
+        let mut has_server = false;
+        for (key, v) in self.mapping("", doc, &["server", "packs", "tools", "checks", "timeout_probe_sec"]) {
+            match key.as_str() {
+                "server" => {
+                    has_server = true;
+                    config.server = self.server(v);
+                }
+                "packs" => config.packs = Some(self.packs(v)),
+                "tools" => {
+                    for (k, list) in self.mapping("tools", v, &["include", "exclude"]) {
+                        let items = self.strings(&join("tools", &k), list);
+                        if k == "include" { config.tools.include = items } else { config.tools.exclude = items }
+                    }
+                }
+                "checks" => config.checks = self.checks(v),
+                "timeout_probe_sec" => match v.as_u64() {
+                    Some(n) if (1..=600).contains(&n) => config.timeout_probe_sec = n,
+                    _ => self.problem(
+                        "timeout_probe_sec",
+                        format!("expected whole seconds from 1 to 600, found {}", show(v)),
+                    ),
+                },
+                _ => unreachable!("filtered by mapping"),
+            }
+        }
+        if !has_server {
+            self.problem(
+                "server",
+                "missing: the config must say how to reach the server (server.command or server.url)",
+            );
+        }
+        config
+    }
+
+    fn server(&mut self, v: &Yaml) -> ServerConfig {
+        let mut s = ServerConfig::default();
+        for (key, val) in self.mapping("server", v, &["name", "version", "command", "args", "env", "url", "headers"]) {
+            let path = join("server", &key);
+            match key.as_str() {
+                "name" => s.name = self.string(&path, val),
+                "version" => s.version = self.string(&path, val),
+                "command" => {
+                    s.command = self.string(&path, val);
+                    if s.command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+                        self.problem(&path, "must not be empty");
+                    }
+                }
+                "args" => s.args = self.strings(&path, val),
+                "env" => s.env = self.string_map(&path, val),
+                "url" => {
+                    s.url = self.string(&path, val);
+                    if let Some(u) = &s.url
+                        && !(u.starts_with("http://") || u.starts_with("https://"))
+                    {
+                        self.problem(&path, format!("expected an http:// or https:// URL, found \"{u}\""));
+                    }
+                }
+                "headers" => s.headers = self.string_map(&path, val),
+                _ => unreachable!("filtered by mapping"),
+            }
+        }
+        if s.command.is_none() && s.url.is_none() && matches!(v, Yaml::Mapping(_)) {
+            self.problem("server", "needs server.command (a stdio server) or server.url (an HTTP server)");
+        }
+        if !s.headers.is_empty() && s.url.is_none() && matches!(v, Yaml::Mapping(_)) {
+            self.problem("server.headers", "headers are sent over HTTP only; set server.url too");
+        }
+        s
+    }
+
+    fn packs(&mut self, v: &Yaml) -> Vec<Pack> {
+        let ids: Vec<&str> = Pack::ALL.iter().map(|p| p.id()).collect();
+        let mut out = Vec::new();
+        for (i, name) in self.strings("packs", v).into_iter().enumerate() {
+            match Pack::from_id(&name) {
+                Some(p) if !out.contains(&p) => out.push(p),
+                Some(_) => self.problem(&format!("packs[{i}]"), format!("\"{name}\" is listed twice")),
+                None => {
+                    let hint = did_you_mean(&name, ids.iter().copied())
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    self.problem(
+                        &format!("packs[{i}]"),
+                        format!("unknown pack \"{name}\"{hint}; packs are: {}", ids.join(", ")),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    fn checks(&mut self, v: &Yaml) -> BTreeMap<String, CheckConfig> {
+        let ids: Vec<&str> = registry::CHECKS.iter().map(|c| c.id).collect();
+        let mut out = BTreeMap::new();
+        for (id, body) in self.mapping("checks", v, &[]) {
+            let path = join("checks", &id);
+            let Some(def) = registry::check(&id) else {
+                let hint = did_you_mean(&id, ids.iter().copied())
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                self.problem(&path, format!("unknown check{hint}; `sealmark list-checks` prints them all"));
+                continue;
+            };
+            let mut known = vec!["enabled", "severity"];
+            known.extend(def.settings.iter().map(|s| s.key));
+            let mut cc = CheckConfig::default();
+            for (key, val) in self.mapping(&path, body, &known) {
+                let kpath = join(&path, &key);
+                match key.as_str() {
+                    "enabled" => match val {
+                        Yaml::Bool(b) => cc.enabled = Some(*b),
+                        _ => self.problem(&kpath, format!("expected true or false, found {}", show(val))),
+                    },
+                    "severity" => match val.as_str().and_then(Weight::from_id) {
+                        Some(w) => cc.severity = Some(w),
+                        None => {
+                            self.problem(&kpath, format!("expected critical, scored or advisory, found {}", show(val)))
+                        }
+                    },
+                    _ => {
+                        let setting = def.setting(&key).expect("listed as known");
+                        match setting_value(setting.kind, val) {
+                            Ok(value) => {
+                                cc.settings.insert(key, value);
+                            }
+                            Err(msg) => self.problem(&kpath, msg),
+                        }
+                    }
+                }
+            }
+            out.insert(id, cc);
+        }
+        out
+    }
+}
+
+fn show(v: &Yaml) -> String {
+    match v {
+        Yaml::String(s) => format!("\"{s}\""),
+        Yaml::Number(n) => n.to_string(),
+        Yaml::Bool(b) => b.to_string(),
+        other => kind_of(other).to_string(),
+    }
+}
+
+fn setting_value(kind: SettingKind, v: &Yaml) -> Result<Value, String> {
+    match kind {
+        SettingKind::Integer { min, max } => match v.as_i64() {
+            Some(n) if (min..=max).contains(&n) => Ok(Value::from(n)),
+            _ => Err(format!("expected {}, found {}", kind.describe(), show(v))),
+        },
+        SettingKind::Bool => {
+            v.as_bool().map(Value::from).ok_or_else(|| format!("expected true or false, found {}", show(v)))
+        }
+        SettingKind::StringList => {
+            let Yaml::Sequence(items) = v else {
+                return Err(format!("expected a list of strings, found {}", show(v)));
+            };
+            let mut out = Vec::new();
+            for item in items {
+                let s = item
+                    .as_str()
+                    .ok_or_else(|| format!("expected a list of strings, found an item that is {}", kind_of(item)))?;
+                if let Err(e) = regex::Regex::new(s) {
+                    return Err(format!(
+                        "\"{s}\" is not a valid regular expression: {}",
+                        e.to_string().lines().last().unwrap_or("")
+                    ));
+                }
+                out.push(Value::from(s));
+            }
+            Ok(Value::Array(out))
+        }
+    }
+}
+
+/// The line each dotted key path starts on, read from block-style YAML.
+///
+/// serde_yaml_ng gives values without positions; this scan recovers them for the
+/// block style configs are written in. A key it cannot place (flow style, anchors)
+/// falls back to the line of its nearest placed ancestor.
+#[derive(Debug, Default)]
+pub struct KeyLines {
+    lines: BTreeMap<String, usize>,
+}
+
+impl KeyLines {
+    pub fn scan(text: &str) -> KeyLines {
+        struct Open {
+            col: usize,
+            path: String,
+            item: bool,
+            next_index: usize,
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        let mut lines = BTreeMap::new();
+        for (n, raw) in text.lines().enumerate() {
+            let lineno = n + 1;
+            let trimmed = raw.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("---") {
+                continue;
+            }
+            let mut col = raw.len() - trimmed.len();
+            let mut rest = trimmed;
+            loop {
+                if let Some(after) = rest.strip_prefix("- ").or_else(|| (rest == "-").then_some("")) {
+                    while stack.last().is_some_and(|o| o.col > col || (o.col == col && o.item)) {
+                        stack.pop();
+                    }
+                    let parent = stack.last_mut();
+                    let (ppath, index) = match parent {
+                        Some(p) => {
+                            p.next_index += 1;
+                            (p.path.clone(), p.next_index - 1)
+                        }
+                        None => (String::new(), 0),
+                    };
+                    let path = format!("{ppath}[{index}]");
+                    lines.entry(path.clone()).or_insert(lineno);
+                    stack.push(Open { col, path, item: true, next_index: 0 });
+                    let inner = after.trim_start();
+                    col += 2 + (after.len() - inner.len());
+                    rest = inner;
+                    if rest.is_empty() {
+                        break;
+                    }
+                    continue;
+                }
+                if let Some(key) = mapping_key(rest) {
+                    while stack.last().is_some_and(|o| o.col >= col) {
+                        stack.pop();
+                    }
+                    let path = join(stack.last().map_or("", |o| o.path.as_str()), &key);
+                    lines.entry(path.clone()).or_insert(lineno);
+                    stack.push(Open { col, path, item: false, next_index: 0 });
+                }
+                break;
+            }
+        }
+        KeyLines { lines }
+    }
+
+    /// The line of exactly this key, if it was placed.
+    pub fn exact(&self, path: &str) -> Option<usize> {
+        self.lines.get(path).copied()
+    }
+
+    /// The line of this key or, failing that, of its nearest placed ancestor (else 1).
+    pub fn line_of(&self, path: &str) -> usize {
+        let mut p = path.to_string();
+        loop {
+            if let Some(l) = self.lines.get(&p) {
+                return *l;
+            }
+            match p.rfind(['.', '[']) {
+                Some(i) => p.truncate(i),
+                None => return 1,
+            }
+        }
+    }
+}
+
+/// The key of a `key: value` or `key:` line, unquoted.
+fn mapping_key(s: &str) -> Option<String> {
+    let (key, _) = if let Some(q) = s.strip_prefix('"') {
+        let end = q.find('"')?;
+        let after = &q[end + 1..];
+        after.strip_prefix(':').filter(|a| a.is_empty() || a.starts_with(' '))?;
+        return Some(q[..end].to_string());
+    } else if let Some(q) = s.strip_prefix('\'') {
+        let end = q.find('\'')?;
+        let after = &q[end + 1..];
+        after.strip_prefix(':').filter(|a| a.is_empty() || a.starts_with(' '))?;
+        return Some(q[..end].to_string());
+    } else {
+        let i = s.find(": ").or_else(|| s.strip_suffix(':').map(str::len))?;
+        (&s[..i], ())
+    };
+    if key.is_empty() || key.starts_with(['{', '[', '#']) { None } else { Some(key.trim_end().to_string()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+server:
+  name: Server A
+  command: ./server-a
+  args: [\"{sandbox}\"]
+  env:
+    LOG: debug
+packs: [core]
+checks:
+  robust-input:
+    max_tools: 5
+timeout_probe_sec: 5
+";
+
+    #[test]
+    fn a_good_config_parses() {
+        let c = parse("sealmark.yaml", GOOD).unwrap();
+        assert_eq!(c.server.command.as_deref(), Some("./server-a"));
+        assert_eq!(c.server.args, vec!["{sandbox}"]);
+        assert_eq!(c.server_line, Some(3));
+        assert_eq!(c.setting_u64("robust-input", "max_tools"), 5);
+        assert_eq!(c.setting_u64("robust-input", "oversized_bytes"), 1_048_576);
+        assert_eq!(c.timeout_probe_sec, 5);
+    }
+
+    #[test]
+    fn every_problem_is_collected_with_line_and_key() {
+        let text = "\
+server:
+  comand: ./x
+  args:
+    - a
+    - {b: 1}
+packs: [core, fss]
+checks:
+  robust-inpt: {}
+  secret-echo:
+    severity: loud
+timeout_probe_sec: 0
+";
+        let err = parse("cfg.yaml", text).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("cfg.yaml:2: server.comand: unknown key (did you mean `command`?)"), "{shown}");
+        assert!(shown.contains("cfg.yaml:5: server.args[1]: expected a string, found a mapping"), "{shown}");
+        assert!(shown.contains("cfg.yaml:6: packs[1]: unknown pack \"fss\" (did you mean `fs`?)"), "{shown}");
+        assert!(
+            shown.contains("cfg.yaml:8: checks.robust-inpt: unknown check (did you mean `robust-input`?)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(
+                "cfg.yaml:10: checks.secret-echo.severity: expected critical, scored or advisory, found \"loud\""
+            ),
+            "{shown}"
+        );
+        assert!(shown.contains("cfg.yaml:11: timeout_probe_sec:"), "{shown}");
+        assert!(shown.contains("server: needs server.command"), "{shown}");
+    }
+
+    #[test]
+    fn yaml_syntax_errors_name_the_line() {
+        let err = parse("c.yaml", "server:\n  command: [unclosed\n").unwrap_err();
+        assert_eq!(err.problems.len(), 1);
+        assert!(err.problems[0].message.starts_with("not valid YAML"));
+    }
+
+    #[test]
+    fn invalid_regex_settings_are_refused() {
+        let err =
+            parse("c.yaml", "server: {command: x}\nchecks:\n  instructions-hygiene:\n    deny: [\"(unclosed\"]\n")
+                .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("checks.instructions-hygiene.deny: \"(unclosed\" is not a valid regular expression"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn key_lines_handle_lists_at_the_key_column() {
+        let lines = KeyLines::scan("a:\n- x\n- y: 1\n  z: 2\nb:\n  c: 3\n");
+        assert_eq!(lines.exact("a[1]"), Some(3));
+        assert_eq!(lines.exact("a[1].z"), Some(4));
+        assert_eq!(lines.exact("b.c"), Some(6));
+        assert_eq!(lines.line_of("b.c.d[3]"), 6);
+    }
+
+    #[test]
+    fn tools_filter_include_exclude() {
+        let f = ToolsFilter { include: vec!["read_*".into(), "stat".into()], exclude: vec!["read_secret".into()] };
+        assert!(f.keeps("read_file") && f.keeps("stat"));
+        assert!(!f.keeps("read_secret") && !f.keeps("write_file"));
+    }
+}

@@ -1,0 +1,66 @@
+//! Text helpers shared by judges and renderers: excerpts that show what is invisible.
+
+/// Characters a person cannot see but a model reads: zero-width, bidi controls,
+/// Unicode tag characters and the byte order mark.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF | 0xE0000..=0xE007F)
+}
+
+/// A short, single-line excerpt of `text` around byte offset `at`, with control and
+/// invisible characters spelled out so a report shows what a model would read.
+pub fn excerpt(text: &str, at: usize, radius: usize) -> String {
+    let start = floor_char(text, at.saturating_sub(radius));
+    let end = floor_char(text, (at + radius).min(text.len()));
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&visible(&text[start..end]));
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` with control and invisible characters written as `\u{…}` escapes.
+pub fn visible(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c == '\n' || c == '\t' {
+            out.push(' ');
+        } else if c.is_control() || is_invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// At most `max` characters of `text`, cut on a character boundary, with `…` when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_characters_are_spelled_out() {
+        assert_eq!(visible("a\u{200b}b\u{1b}[31m"), "a\\u{200b}b\\u{1b}[31m");
+        assert_eq!(excerpt("0123456789", 5, 2), "…3456…");
+        assert_eq!(clip("héllo", 2), "hé…");
+    }
+}

@@ -1,0 +1,28 @@
+//! Sealmark's engine.
+//!
+//! The pure part — record types, the check registry, grading, classification, the
+//! judges that turn recorded observations into verdicts, config validation and the
+//! renderers — does no I/O and builds for `wasm32-unknown-unknown`, so the viewer
+//! renders exactly what the CLI renders. The `runtime` feature adds the part that
+//! starts servers, speaks MCP and observes targets.
+
+pub mod assemble;
+pub mod classify;
+pub mod config;
+pub mod grading;
+pub mod judge;
+pub mod model;
+pub mod record;
+pub mod registry;
+pub mod render;
+pub mod tools;
+
+#[cfg(feature = "runtime")]
+pub mod run;
+
+/// The version of sealmark itself, printed in every report header.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The methodology these checks and this grading formula implement.
+pub const METHODOLOGY: &str = "0.3-draft";
+/// The version of the JSON record layout (`config.schemaVersion`); replay checks it.
+pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,177 @@
+//! The small vocabulary every other module speaks: packs, verdicts, weights, observers.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A pack groups checks that need the same kind of target. The order here is the
+/// order of the blocks in every report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pack {
+    Core,
+    Db,
+    Sqlite,
+    Fs,
+    Net,
+    Git,
+    Http,
+    Effects,
+    Scope,
+    SqlGuard,
+    Upstream,
+    Custom,
+}
+
+impl Pack {
+    /// The standard packs, in report order; `packsRequested` defaults to these.
+    pub const STANDARD: [Pack; 8] =
+        [Pack::Core, Pack::Db, Pack::Sqlite, Pack::Fs, Pack::Net, Pack::Git, Pack::Http, Pack::Effects];
+    /// Every pack a config may name.
+    pub const ALL: [Pack; 12] = [
+        Pack::Core,
+        Pack::Db,
+        Pack::Sqlite,
+        Pack::Fs,
+        Pack::Net,
+        Pack::Git,
+        Pack::Http,
+        Pack::Effects,
+        Pack::Scope,
+        Pack::SqlGuard,
+        Pack::Upstream,
+        Pack::Custom,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Pack::Core => "core",
+            Pack::Db => "db",
+            Pack::Sqlite => "sqlite",
+            Pack::Fs => "fs",
+            Pack::Net => "net",
+            Pack::Git => "git",
+            Pack::Http => "http",
+            Pack::Effects => "effects",
+            Pack::Scope => "scope",
+            Pack::SqlGuard => "sql-guard",
+            Pack::Upstream => "upstream",
+            Pack::Custom => "custom",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Pack> {
+        Pack::ALL.into_iter().find(|p| p.id() == id)
+    }
+
+    /// Candidate packs get their own letter but never reach the badge.
+    pub fn is_candidate(self) -> bool {
+        matches!(self, Pack::Scope | Pack::SqlGuard | Pack::Upstream)
+    }
+}
+
+impl fmt::Display for Pack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The result of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Fail,
+    Part,
+    Inconclusive,
+    Na,
+    Pass,
+}
+
+impl Verdict {
+    /// The fixed-width tag of a text report line.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Verdict::Pass => "[PASS]",
+            Verdict::Part => "[PART]",
+            Verdict::Fail => "[FAIL]",
+            Verdict::Inconclusive => "[INCL]",
+            Verdict::Na => "[N/A ]",
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Part => "part",
+            Verdict::Fail => "fail",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Na => "na",
+        }
+    }
+
+    /// Worst first: the order check lines are printed in.
+    pub fn severity_rank(self) -> u8 {
+        match self {
+            Verdict::Fail => 0,
+            Verdict::Part => 1,
+            Verdict::Inconclusive => 2,
+            Verdict::Pass => 3,
+            Verdict::Na => 4,
+        }
+    }
+}
+
+/// How much a check counts in its pack's grade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Weight {
+    /// Scored, and a fail caps the pack at D.
+    Critical,
+    /// Scored.
+    Scored,
+    /// Shown, never counted.
+    Advisory,
+}
+
+impl Weight {
+    pub fn id(self) -> &'static str {
+        match self {
+            Weight::Critical => "critical",
+            Weight::Scored => "scored",
+            Weight::Advisory => "advisory",
+        }
+    }
+
+    pub fn from_id(s: &str) -> Option<Weight> {
+        [Weight::Critical, Weight::Scored, Weight::Advisory].into_iter().find(|w| w.id() == s)
+    }
+}
+
+/// How a piece of evidence was established, strongest first; the server's own
+/// answer (`response`) is the weakest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifiedBy {
+    State,
+    Sandbox,
+    Listener,
+    Upstream,
+    Process,
+    Log,
+    Metadata,
+    Response,
+}
+
+impl VerifiedBy {
+    pub fn id(self) -> &'static str {
+        match self {
+            VerifiedBy::State => "state",
+            VerifiedBy::Sandbox => "sandbox",
+            VerifiedBy::Listener => "listener",
+            VerifiedBy::Upstream => "upstream",
+            VerifiedBy::Process => "process",
+            VerifiedBy::Log => "log",
+            VerifiedBy::Metadata => "metadata",
+            VerifiedBy::Response => "response",
+        }
+    }
+}

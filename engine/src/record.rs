@@ -1,0 +1,274 @@
+//! The JSON record: the complete result of a run. Every report format renders from it.
+//!
+//! Wall-clock and port numbers live only in the volatile fields (`startedAt`,
+//! `durationMs`, `sandbox.listenerPort`); everything else is a function of the
+//! server's behaviour, so two runs of the same server render the same text.
+
+use crate::grading::Grade;
+use crate::model::{Verdict, VerifiedBy};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub sealmark: Producer,
+    pub server: ServerRecord,
+    pub options: Options,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub packs: BTreeMap<String, PackResult>,
+    pub checks: Vec<CheckResult>,
+    pub classification: Vec<Classification>,
+    pub sandbox: SandboxRecord,
+    pub db: DbRecord,
+    pub config: ConfigRecord,
+    pub coverage: Coverage,
+    pub badge: Badge,
+    pub not_covered: Vec<String>,
+    pub server_log: ServerLog,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Producer {
+    pub version: String,
+    pub methodology: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRecord {
+    pub name: String,
+    pub version: String,
+    /// The command as written, placeholders unexpanded (empty for a URL-only server).
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Environment and headers as configured, canaries as `<canary>`, secrets `<redacted>`.
+    pub env: BTreeMap<String, String>,
+    pub transport: String,
+    pub tools: Vec<String>,
+    pub surface: Vec<ToolSurface>,
+    /// What the server said about itself in its initialize answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub announced: Option<Announced>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Announced {
+    pub name: String,
+    pub version: String,
+    pub protocol_version: String,
+}
+
+/// A tool as listed, reduced to what drift detection compares.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSurface {
+    pub name: String,
+    pub description_hash: String,
+    pub description_length: usize,
+    pub input_schema_hash: String,
+    pub required: Vec<String>,
+    pub params: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Options {
+    pub packs_requested: Vec<String>,
+    pub timeout_probe_sec: u64,
+    pub active: bool,
+    pub sandbox: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PackStatus {
+    Graded,
+    Na,
+    Inconclusive,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PackResult {
+    pub status: PackStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grade: Option<Grade>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckResult {
+    pub id: String,
+    pub pack: String,
+    pub label: String,
+    pub critical: bool,
+    /// Shown, never counted in the grade.
+    pub advisory: bool,
+    pub candidate: bool,
+    pub scope: String,
+    pub verdict: Verdict,
+    pub summary: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    /// What was sent or inspected.
+    pub probe: String,
+    /// What came back or was observed.
+    pub outcome: String,
+    pub verified_by: VerifiedBy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// A stable machine-readable name for the kind of observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl Evidence {
+    pub fn new(probe: impl Into<String>, outcome: impl Into<String>, verified_by: VerifiedBy) -> Self {
+        Evidence {
+            probe: probe.into(),
+            outcome: outcome.into(),
+            verified_by,
+            role: None,
+            tool: None,
+            args: None,
+            code: None,
+        }
+    }
+
+    pub fn tool(mut self, tool: &str) -> Self {
+        self.tool = Some(tool.to_string());
+        self
+    }
+
+    pub fn args(mut self, args: Value) -> Self {
+        self.args = Some(args);
+        self
+    }
+
+    pub fn code(mut self, code: &str) -> Self {
+        self.code = Some(code.to_string());
+        self
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Classification {
+    pub tool: String,
+    pub class: String,
+    pub confidence: String,
+    pub annotations: Vec<String>,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxRecord {
+    /// Always the placeholder `{sandbox_dir}`: the real path changes every run.
+    pub dir: String,
+    pub env_mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listener_port: Option<u16>,
+    pub cleaned_up: bool,
+    /// Processes of the server still alive after it was stopped, and what was done.
+    pub leftover_processes: Vec<String>,
+    pub active: bool,
+    pub enabled: bool,
+    pub kept: bool,
+    /// Variables the server inherited from sealmark's environment.
+    pub inherited: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbRecord {
+    pub used: bool,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigRecord {
+    pub hash: String,
+    pub profile: String,
+    pub standard: bool,
+    pub standard_diff: Vec<String>,
+    pub methodology: String,
+    pub schema_version: u32,
+    /// The config file, as given on the command line (absent for the quick form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The line of the server's `command` or `url` in that file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_line: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    pub valid_calls: u32,
+    pub tools_called_valid: u32,
+    pub tools_total: u32,
+    /// `covered` (every tool reached with a valid call), `partial`, or `hygiene-only`.
+    pub level: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Badge {
+    pub eligible: bool,
+    pub reason: String,
+}
+
+/// What the server printed on stderr, kept bounded.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerLog {
+    pub bytes: u64,
+    pub truncated: bool,
+    pub head: String,
+}
+
+impl Record {
+    /// Replaces each `from` with its `to` in every string of the record, so run-specific
+    /// paths and secrets that a server echoed never reach a report.
+    pub fn redact(self, replacements: &[(String, String)]) -> Record {
+        fn walk(v: &mut Value, reps: &[(String, String)]) {
+            match v {
+                Value::String(s) => {
+                    for (from, to) in reps {
+                        if !from.is_empty() && s.contains(from.as_str()) {
+                            *s = s.replace(from.as_str(), to);
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter_mut().for_each(|i| walk(i, reps)),
+                Value::Object(m) => m.values_mut().for_each(|i| walk(i, reps)),
+                _ => {}
+            }
+        }
+        let mut v = serde_json::to_value(&self).expect("a record serialises");
+        walk(&mut v, replacements);
+        serde_json::from_value(v).expect("redaction keeps the shape")
+    }
+
+    /// The checks of one pack, in record order.
+    pub fn pack_checks<'a>(&'a self, pack: &'a str) -> impl Iterator<Item = &'a CheckResult> {
+        self.checks.iter().filter(move |c| c.pack == pack)
+    }
+}

@@ -1,0 +1,242 @@
+//! The check registry: every check declared once, in code.
+//!
+//! `list-checks`, `describe`, `explain`, the reports, SARIF rules, JUnit cases and the
+//! viewer read these declarations and nothing else, so the documentation of a check
+//! cannot drift from the check.
+
+pub(crate) mod core;
+mod packs;
+
+pub use packs::{PACKS, PackDoc, pack_doc};
+
+use crate::model::{Pack, VerifiedBy, Weight};
+use serde::Serialize;
+
+/// One check, with everything its page in the checks reference says.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckDef {
+    pub id: &'static str,
+    pub pack: Pack,
+    /// The one-line label printed on every report line.
+    pub label: &'static str,
+    /// What the check actually measures, printed under every report line.
+    pub scope: &'static str,
+    pub weight: Weight,
+    /// Not yet part of the published standard: advisory in a standard pack.
+    pub candidate: bool,
+    /// The methodology version that introduced the check.
+    pub since: &'static str,
+    /// The observers whose evidence can decide the verdict, strongest first.
+    pub decided_by: &'static [VerifiedBy],
+    pub probes: &'static [ProbeDoc],
+    /// Settings beyond `enabled` and `severity`, which every check has.
+    pub settings: &'static [Setting],
+    /// How the verdict is established.
+    pub verdict: &'static str,
+    pub fix: &'static str,
+    pub false_positives: &'static str,
+    pub false_negatives: &'static str,
+    pub references: References,
+    /// Where the declaration lives, for people reading `describe`.
+    #[serde(skip)]
+    pub declared_at: (&'static str, u32),
+}
+
+/// One probe (or family of probes) a check sends.
+#[derive(Debug, Serialize)]
+pub struct ProbeDoc {
+    pub name: &'static str,
+    pub sends: &'static str,
+}
+
+/// A per-check setting, `checks.<id>.<key>` in sealmark.yaml.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Setting {
+    pub key: &'static str,
+    pub kind: SettingKind,
+    /// The default, as it would be written in YAML.
+    pub default: &'static str,
+    /// A locked setting changed from its default makes the run CUSTOM.
+    pub locked: bool,
+    /// A numeric limit a verdict is measured against.
+    pub threshold: bool,
+    pub meaning: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum SettingKind {
+    Integer { min: i64, max: i64 },
+    Bool,
+    StringList,
+}
+
+impl SettingKind {
+    pub fn describe(self) -> String {
+        match self {
+            SettingKind::Integer { min, max } => format!("an integer from {min} to {max}"),
+            SettingKind::Bool => "true or false".to_string(),
+            SettingKind::StringList => "a list of strings".to_string(),
+        }
+    }
+}
+
+/// Where the weakness a check looks for is catalogued.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct References {
+    /// An OWASP MCP Top 10 id such as `MCP03`, with its title.
+    pub owasp_mcp: &'static str,
+    pub cwe: &'static [u32],
+}
+
+/// Declares a check as a `static CheckDef`. Every field is required (a missing one is
+/// a compile error) and records where it was declared.
+macro_rules! declare_check {
+    ($(#[$meta:meta])* $name:ident { $($field:ident : $value:expr),* $(,)? }) => {
+        $(#[$meta])*
+        pub static $name: $crate::registry::CheckDef = $crate::registry::CheckDef {
+            $($field: $value,)*
+            declared_at: (file!(), line!()),
+        };
+    };
+}
+pub(crate) use declare_check;
+
+/// Every check, in report order within each pack.
+pub static CHECKS: &[&CheckDef] = &[
+    &core::HANDSHAKE,
+    &core::TOOL_POISONING,
+    &core::ROBUST_INPUT,
+    &core::SECRET_ECHO,
+    &core::REFUSAL_QUALITY,
+    &core::INSTRUCTIONS_HYGIENE,
+];
+
+/// The check with this id.
+pub fn check(id: &str) -> Option<&'static CheckDef> {
+    CHECKS.iter().copied().find(|c| c.id == id)
+}
+
+/// The checks of one pack, in declaration order.
+pub fn pack_checks(pack: Pack) -> impl Iterator<Item = &'static CheckDef> {
+    CHECKS.iter().copied().filter(move |c| c.pack == pack)
+}
+
+impl CheckDef {
+    /// Advisory in its pack: declared advisory, or a candidate in a standard pack.
+    pub fn is_advisory(&self) -> bool {
+        self.weight == Weight::Advisory || (self.candidate && !self.pack.is_candidate())
+    }
+
+    pub fn setting(&self, key: &str) -> Option<&'static Setting> {
+        self.settings.iter().find(|s| s.key == key)
+    }
+
+    /// The weight column of its page: `critical`, `scored`, `advisory`, plus `candidate`.
+    pub fn weight_line(&self) -> String {
+        let mut s = self.weight.id().to_string();
+        if self.candidate {
+            s.push_str(", candidate");
+        }
+        if self.is_advisory() {
+            s.push_str(" (advisory, not scored)");
+        }
+        s
+    }
+}
+
+/// The closest of `candidates` to `input`, when close enough to be a likely typo.
+pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(&input.to_lowercase(), &c.to_lowercase());
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    let limit = (input.chars().count() / 3).max(2);
+    best.filter(|(d, _)| *d <= limit).map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_declaration_is_complete() {
+        for c in CHECKS {
+            let fields = [
+                ("id", c.id),
+                ("label", c.label),
+                ("scope", c.scope),
+                ("since", c.since),
+                ("verdict", c.verdict),
+                ("fix", c.fix),
+                ("false_positives", c.false_positives),
+                ("false_negatives", c.false_negatives),
+                ("references.owasp_mcp", c.references.owasp_mcp),
+            ];
+            for (name, value) in fields {
+                assert!(!value.trim().is_empty(), "{} lacks {name}", c.id);
+            }
+            assert!(!c.probes.is_empty(), "{} declares no probes", c.id);
+            assert!(!c.decided_by.is_empty(), "{} names no observer", c.id);
+            assert!(!c.references.cwe.is_empty(), "{} names no CWE", c.id);
+            assert!(c.references.owasp_mcp.starts_with("MCP"), "{}", c.id);
+            assert!(
+                c.scope.starts_with("server") || c.scope.starts_with("database"),
+                "{}: a scope line says what is measured",
+                c.id
+            );
+            for p in c.probes {
+                assert!(!p.name.is_empty() && !p.sends.is_empty(), "{}", c.id);
+            }
+            for s in c.settings {
+                assert!(!s.meaning.is_empty() && !s.default.is_empty(), "{}.{}", c.id, s.key);
+                assert!(!["enabled", "severity"].contains(&s.key), "{}.{}", c.id, s.key);
+            }
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_and_packs_are_documented() {
+        let mut seen = BTreeSet::new();
+        for c in CHECKS {
+            assert!(seen.insert(c.id), "duplicate check id {}", c.id);
+            assert!(PACKS.iter().any(|p| p.pack == c.pack), "{}", c.id);
+        }
+    }
+
+    #[test]
+    fn candidates_in_standard_packs_are_advisory() {
+        for c in CHECKS.iter().filter(|c| c.candidate) {
+            assert!(c.is_advisory() || c.pack.is_candidate(), "{}", c.id);
+        }
+    }
+
+    #[test]
+    fn did_you_mean_finds_typos_only() {
+        let ids = CHECKS.iter().map(|c| c.id);
+        assert_eq!(did_you_mean("handshak", ids.clone()), Some("handshake"));
+        assert_eq!(did_you_mean("secret-eco", ids.clone()), Some("secret-echo"));
+        assert_eq!(did_you_mean("zzzzzzzzzz", ids), None);
+    }
+}

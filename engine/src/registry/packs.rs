@@ -1,0 +1,95 @@
+//! What each pack measures and when it applies, for reports and the reference pages.
+
+use crate::model::Pack;
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackDoc {
+    pub pack: Pack,
+    pub title: &'static str,
+    /// When the pack runs.
+    pub applies: &'static str,
+    /// Whether this build of sealmark carries the pack's checks.
+    pub built: bool,
+}
+
+pub static PACKS: &[PackDoc] = &[
+    PackDoc {
+        pack: Pack::Core,
+        title: "Protocol hygiene, metadata, malformed input, secret echo",
+        applies: "always",
+        built: true,
+    },
+    PackDoc {
+        pack: Pack::Db,
+        title: "Postgres: writes, mutations, runaway results and time, database controls",
+        applies: "when the server config holds a database placeholder and a SQL tool is found",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Sqlite,
+        title: "SQLite: writes, ATTACH, extensions, runaway results and time",
+        applies: "when the server config holds a SQLite placeholder and a SQL tool is found",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Fs,
+        title: "Path escapes, with a harness-owned root",
+        applies: "when a path tool is found",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Net,
+        title: "SSRF, with a harness-owned loopback listener",
+        applies: "when a url tool is found",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Git,
+        title: "Repository scope and option injection",
+        applies: "when a git tool is found",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Http,
+        title: "The HTTP transport's own defences",
+        applies: "when the server is reached over HTTP",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Effects,
+        title: "Annotations against what the sandbox observed",
+        applies: "when a tool can be given a harness-owned argument",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Scope,
+        title: "Identifiers outside the declared scope (candidate pack)",
+        applies: "when scope.tools names a tool",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::SqlGuard,
+        title: "SQL that must not reach the backend (candidate pack)",
+        applies: "when upstream.kind is set and a SQL tool exists",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Upstream,
+        title: "The caller's credential at the backend (candidate pack)",
+        applies: "when upstream.kind is set",
+        built: false,
+    },
+    PackDoc {
+        pack: Pack::Custom,
+        title: "The server author's own probes",
+        applies: "when a probe in sealmark.yaml has a check",
+        built: false,
+    },
+];
+
+/// The documentation of one pack.
+pub fn pack_doc(pack: Pack) -> &'static PackDoc {
+    PACKS.iter().find(|p| p.pack == pack).expect("every pack is documented")
+}

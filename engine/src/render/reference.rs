@@ -1,0 +1,113 @@
+//! The registry rendered for people: `list-checks`, `explain` (a check's page) and
+//! `describe` (the whole registry as JSON).
+
+use crate::model::Weight;
+use crate::registry::{CHECKS, CheckDef, PACKS, pack_doc};
+use crate::{METHODOLOGY, VERSION};
+use std::fmt::Write;
+
+/// One line per check: id, pack, weight, label.
+pub fn list_checks() -> String {
+    let w = CHECKS.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for c in CHECKS {
+        let weight = if c.is_advisory() { "advisory".to_string() } else { c.weight.id().to_string() };
+        let cand = if c.candidate { " candidate" } else { "" };
+        let _ = writeln!(out, "{:w$}  {:8}  {:<8}{cand:10}  {}", c.id, c.pack.id(), weight, c.label);
+    }
+    let built: Vec<&str> = PACKS.iter().filter(|p| !p.built).map(|p| p.pack.id()).collect();
+    let _ = writeln!(
+        out,
+        "\n{} check(s), methodology {METHODOLOGY}. Packs not built in sealmark {VERSION}: {}.",
+        CHECKS.len(),
+        built.join(", ")
+    );
+    out
+}
+
+/// The `config keys` line of a check's page.
+pub fn config_keys(c: &CheckDef) -> Vec<String> {
+    let mut keys = vec![format!("checks.{}.enabled", c.id), format!("checks.{}.severity", c.id)];
+    keys.extend(c.settings.iter().map(|s| format!("checks.{}.{}", c.id, s.key)));
+    keys
+}
+
+/// How points are awarded, in words, for a check's weight.
+pub fn scoring_sentence(c: &CheckDef) -> &'static str {
+    if c.is_advisory() {
+        "Advisory: the verdict is printed with (advisory, not scored) and never changes a letter or a point count."
+    } else if c.weight == Weight::Critical {
+        "Critical: pass earns 1 point, part 0.5, fail 0, and a fail caps the pack at D whatever else it scored; an inconclusive verdict marks the grade provisional (*)."
+    } else {
+        "Scored: pass earns 1 point, part 0.5, fail 0; inconclusive and n/a leave the denominator."
+    }
+}
+
+/// A check's page, as `sealmark explain <id>` prints it.
+pub fn explain(c: &CheckDef) -> String {
+    let mut o = String::new();
+    let pack = pack_doc(c.pack);
+    let cand_pack = if c.pack.is_candidate() { " (candidate pack)" } else { "" };
+    let _ = writeln!(o, "{}\n\n{}\n", c.id, c.label);
+    let _ = writeln!(o, "pack: {}{cand_pack} — {}", c.pack.id(), pack.title);
+    let _ = writeln!(o, "weight: {}", c.weight_line());
+    let _ = writeln!(o, "scope: {}", c.scope);
+    let _ = writeln!(o, "decided by: {}", c.decided_by.iter().map(|v| v.id()).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(o, "since: {} (methodology {METHODOLOGY}, sealmark {VERSION})", c.since);
+    let _ = writeln!(o, "config keys: {}", config_keys(c).join(", "));
+    o.push_str("\nProbes\n\n");
+    for p in c.probes {
+        let _ = writeln!(o, "  {}  {}", p.name, p.sends);
+    }
+    o.push_str("\nSettings and thresholds\n\n");
+    let _ = writeln!(
+        o,
+        "Every check takes checks.{0}.enabled (default true) and checks.{0}.severity (critical, scored or advisory).",
+        c.id
+    );
+    if c.settings.iter().any(|s| s.threshold) {
+        o.push('\n');
+    } else {
+        o.push_str("This check has no numeric threshold.\n\n");
+    }
+    if !c.settings.is_empty() {
+        let _ = writeln!(o, "  key | default | standard | meaning");
+        for s in c.settings {
+            let locked = if s.locked && !c.candidate { "locked" } else { "not locked" };
+            let _ = writeln!(
+                o,
+                "  checks.{}.{} | {} | {locked} | {} ({})",
+                c.id,
+                s.key,
+                s.default,
+                s.meaning,
+                s.kind.describe()
+            );
+        }
+        o.push('\n');
+    }
+    let _ = writeln!(o, "How the verdict is established\n\n{}\n\n{}\n", c.verdict, scoring_sentence(c));
+    let _ = writeln!(o, "What to fix\n\n{}\n", c.fix);
+    let _ = writeln!(o, "False positives\n\n{}\n", c.false_positives);
+    let _ = writeln!(o, "False negatives\n\n{}\n", c.false_negatives);
+    let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
+    let _ = writeln!(o, "References\n\nOWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe.join(", "));
+    o
+}
+
+/// The whole registry as JSON, for tools.
+pub fn describe() -> String {
+    let doc = serde_json::json!({
+        "sealmark": { "version": VERSION, "methodology": METHODOLOGY },
+        "packs": PACKS,
+        "checks": CHECKS.iter().map(|c| {
+            let mut v = serde_json::to_value(c).expect("a check serialises");
+            v["advisory"] = serde_json::Value::Bool(c.is_advisory());
+            v["configKeys"] = serde_json::json!(config_keys(c));
+            v
+        }).collect::<Vec<_>>(),
+    });
+    let mut s = serde_json::to_string_pretty(&doc).expect("serialises");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,193 @@
+//! The text report, laid out as the Output page describes.
+
+use super::CLOSING_LINE;
+use crate::grading::Grade;
+use crate::model::{Pack, Verdict};
+use crate::record::{CheckResult, PackStatus, Record};
+use std::fmt::Write;
+
+/// At most this many "Not covered" lines are printed, then a count.
+const NOT_COVERED_LINES: usize = 12;
+
+pub fn render(r: &Record) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
+    let _ = writeln!(
+        o,
+        "sealmark {} · methodology {} · {profile} · {} {}",
+        r.sealmark.version, r.sealmark.methodology, r.server.name, r.server.version
+    );
+    o.push('\n');
+    header(o, r);
+    classification(o, r);
+    for pack in Pack::ALL {
+        if let Some(result) = r.packs.get(pack.id()) {
+            pack_block(o, r, pack, result.status, result.grade.as_ref(), result.reason.as_deref());
+        }
+    }
+    let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
+    let _ = writeln!(o, "Badge: {badge} ({}).", r.badge.reason);
+    o.push('\n');
+    if !r.not_covered.is_empty() {
+        o.push_str("Not covered:\n");
+        for line in r.not_covered.iter().take(NOT_COVERED_LINES) {
+            let _ = writeln!(o, "  - {line}");
+        }
+        if r.not_covered.len() > NOT_COVERED_LINES {
+            let _ = writeln!(o, "  … and {} more (see the JSON record)", r.not_covered.len() - NOT_COVERED_LINES);
+        }
+        o.push('\n');
+    }
+    o.push_str(CLOSING_LINE);
+    o.push('\n');
+    out
+}
+
+fn header(o: &mut String, r: &Record) {
+    let s = &r.server;
+    if s.transport == "http" {
+        let _ = writeln!(o, "server: {}", s.url.as_deref().unwrap_or(""));
+        if !s.command.is_empty() {
+            let _ = writeln!(o, "started with: {}", s.command);
+        }
+    } else {
+        let _ = writeln!(o, "server: {}", s.command);
+    }
+    if s.env.is_empty() {
+        o.push_str("env: (none)\n");
+    } else {
+        o.push_str("env:\n");
+        for (k, v) in &s.env {
+            let _ = writeln!(o, "  {k}={v}");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "{} server, {} tool(s): {}",
+        s.transport,
+        s.tools.len(),
+        if s.tools.is_empty() { "(none)".to_string() } else { s.tools.join(", ") }
+    );
+    let _ = writeln!(o, "db: {}", r.db.summary);
+    let sb = &r.sandbox;
+    let mut parts = vec![sb.dir.clone(), format!("env {}", sb.env_mode)];
+    if sb.listener_port.is_some() {
+        parts.push("listener 127.0.0.1:{listener_port}".to_string());
+    }
+    parts.push(if sb.kept {
+        "kept".to_string()
+    } else if sb.cleaned_up {
+        "cleaned up".to_string()
+    } else {
+        "NOT cleaned up".to_string()
+    });
+    if !sb.inherited.is_empty() {
+        parts.push(format!("inherited: {}", sb.inherited.join(", ")));
+    }
+    let _ = writeln!(o, "sandbox: {}", parts.join(" · "));
+    if !sb.leftover_processes.is_empty() {
+        let _ = writeln!(o, "left behind after stop: {}", sb.leftover_processes.join(", "));
+    }
+    o.push('\n');
+}
+
+fn classification(o: &mut String, r: &Record) {
+    o.push_str("Classification:\n");
+    let rows: Vec<[String; 5]> = r
+        .classification
+        .iter()
+        .map(|c| {
+            let tags = if c.annotations.is_empty() { String::new() } else { format!("[{}]", c.annotations.join(", ")) };
+            [c.tool.clone(), c.class.clone(), c.confidence.clone(), tags, c.reason.clone()]
+        })
+        .collect();
+    let width = |i: usize| rows.iter().map(|row| row[i].chars().count()).max().unwrap_or(0);
+    let widths = [width(0), width(1), width(2), width(3)];
+    for row in &rows {
+        let mut line = String::from("  ");
+        for (i, w) in widths.iter().enumerate() {
+            line.push_str(&pad(&row[i], *w));
+            line.push_str("  ");
+        }
+        line.push_str("← ");
+        line.push_str(&row[4]);
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    let applied: Vec<&str> = Pack::ALL
+        .iter()
+        .filter(|p| {
+            r.packs
+                .get(p.id())
+                .is_some_and(|res| res.status != PackStatus::Na || r.checks.iter().any(|c| c.pack == p.id()))
+        })
+        .map(|p| p.id())
+        .collect();
+    let _ =
+        writeln!(o, "  packs applied: {}", if applied.is_empty() { "none".to_string() } else { applied.join(", ") });
+    o.push('\n');
+}
+
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    format!("{s}{}", " ".repeat(w.saturating_sub(n)))
+}
+
+fn pack_block(o: &mut String, r: &Record, pack: Pack, status: PackStatus, grade: Option<&Grade>, reason: Option<&str>) {
+    let candidate = if pack.is_candidate() { "  candidate pack" } else { "" };
+    match (status, grade) {
+        (PackStatus::Graded, Some(g)) => {
+            let _ = writeln!(o, "PACK {}  GRADE {}  ({}){candidate}", pack.id(), g.display_letter(), g.fraction());
+            if g.capped {
+                let _ =
+                    writeln!(o, "  Capped at D: a critical check failed; without the cap the grade would be {}", g.raw);
+            }
+        }
+        (PackStatus::Inconclusive, _) => {
+            let _ = writeln!(
+                o,
+                "PACK {}  not graded: {} (inconclusive){candidate}",
+                pack.id(),
+                reason.unwrap_or("nothing could be scored")
+            );
+        }
+        _ => {
+            let _ = writeln!(o, "PACK {}  not graded: {}{candidate}", pack.id(), reason.unwrap_or("does not apply"));
+        }
+    }
+    let mut checks: Vec<&CheckResult> = r.pack_checks(pack.id()).collect();
+    checks.sort_by_key(|c| (c.advisory, c.verdict.severity_rank()));
+    for c in &checks {
+        let advisory = if c.advisory { " (advisory, not scored)" } else { "" };
+        let _ = writeln!(o, "  {} {} — {}{advisory}", c.verdict.tag(), c.label, c.summary);
+        let _ = writeln!(o, "        scope: {}", c.scope);
+    }
+    if let Some(g) = grade {
+        let label = |id: &str| r.checks.iter().find(|c| c.id == id).map_or(id.to_string(), |c| c.label.clone());
+        let provisional: Vec<String> = checks
+            .iter()
+            .filter(|c| c.critical && !c.advisory && c.verdict == Verdict::Inconclusive)
+            .map(|c| c.label.clone())
+            .collect();
+        if g.provisional {
+            let _ = writeln!(
+                o,
+                "  * provisional: a critical check could not be measured ({}); the grade may drop once it can",
+                provisional.join("; ")
+            );
+        }
+        if !g.excluded.is_empty() {
+            let excluded: Vec<String> = g
+                .excluded
+                .iter()
+                .map(|id| {
+                    let v = r.checks.iter().find(|c| &c.id == id).map(|c| c.verdict);
+                    let why = if v == Some(Verdict::Na) { "n/a" } else { "INCL" };
+                    format!("{} ({why})", label(id))
+                })
+                .collect();
+            let _ = writeln!(o, "  not scored: {}", excluded.join("; "));
+        }
+    }
+    o.push('\n');
+}

@@ -1,0 +1,296 @@
+//! The runtime: config → targets → session → evidence → checks → grade → record.
+//!
+//! Everything here is bounded: every wait has a deadline, every stream a size limit,
+//! and the server's process group is stopped whatever happens (also when the run
+//! future is dropped, as on Ctrl-C).
+
+mod core;
+mod process;
+pub mod sandbox;
+mod session;
+
+use crate::assemble::{RunFacts, assemble};
+use crate::config::Config;
+use crate::judge::core as judge;
+use crate::judge::core::{Canary, CoreObservations};
+use crate::record::{Announced, Record, SandboxRecord, ServerLog};
+use crate::registry::core as defs;
+use crate::tools::ToolInfo;
+use process::ServerProcess;
+use sandbox::Sandbox;
+use serde_json::Value;
+use session::{Session, Wire};
+use std::time::{Duration, Instant};
+
+/// Options that are not part of the config (command-line only).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Leave the sandbox directory in place and say where it is.
+    pub keep_sandbox: bool,
+}
+
+/// A problem with sealmark's own input or machine, not with the server (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// One started server and its session.
+pub struct Live {
+    process: Option<ServerProcess>,
+    session: Session,
+    /// Why the server is known to be gone, once it is.
+    gone: Option<String>,
+}
+
+/// Starts and restarts the server for one run, and keeps what every start leaves.
+pub struct Runner<'a> {
+    config: &'a Config,
+    sandbox: &'a Sandbox,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+    leftovers: Vec<String>,
+    log: ServerLog,
+    gaps: Vec<String>,
+}
+
+impl Runner<'_> {
+    async fn launch(&mut self) -> Result<Live, RunError> {
+        let server = &self.config.server;
+        let process = match &server.command {
+            Some(cmd) => {
+                let program = self.sandbox.expand(cmd);
+                let args: Vec<String> = server.args.iter().map(|a| self.sandbox.expand(a)).collect();
+                let stdio = server.url.is_none();
+                Some(
+                    ServerProcess::spawn(&program, &args, &self.env, &self.sandbox.root(), &self.sandbox.run_id, stdio)
+                        .map_err(|e| RunError::Setup(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        let wire = match (&server.url, process) {
+            (None, Some(mut p)) => {
+                let wire = Wire::Stdio {
+                    stdin: p.stdin.take().expect("piped stdin"),
+                    lines: p.lines.take().expect("stdio lines"),
+                    exited: p.exited.clone(),
+                };
+                return Ok(Live { session: Session::new(wire, self.timeout), process: Some(p), gone: None });
+            }
+            (Some(url), p) => {
+                let url = self.sandbox.expand(url);
+                if let Some(p) = &p {
+                    wait_until_listening(&url, p, self.timeout).await;
+                }
+                let headers = server.headers.iter().map(|(k, v)| (k.clone(), self.sandbox.expand(v))).collect();
+                let exited = p.as_ref().map(|p| p.exited.clone());
+                (Session::http(&url, headers, exited), p)
+            }
+            (None, None) => unreachable!("validation requires a command or a url"),
+        };
+        Ok(Live { session: Session::new(wire.0, self.timeout), process: wire.1, gone: None })
+    }
+
+    /// Stops a live server and keeps its log and whatever it left behind.
+    async fn retire(&mut self, live: &mut Live) {
+        if let Some(mut p) = live.process.take() {
+            let left = p.stop().await;
+            self.leftovers.extend(left);
+            let (head, total) = p.log_snapshot();
+            self.log.bytes += total;
+            let room = process::LOG_KEEP.saturating_sub(self.log.head.len());
+            let text = String::from_utf8_lossy(&head);
+            let mut cut = room.min(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.log.head.push_str(&text[..cut]);
+            self.log.truncated |= total as usize > head.len() || cut < text.len();
+        }
+    }
+
+    /// Replaces a dead server with a fresh one that has completed the handshake.
+    async fn relaunch(&mut self, live: &mut Live) -> bool {
+        self.retire(live).await;
+        let Ok(mut fresh) = self.launch().await else { return false };
+        let (handshake, _) = core::open(&mut fresh.session).await;
+        *live = fresh;
+        matches!(handshake, judge::HandshakeObs::Answered { .. })
+    }
+}
+
+/// Waits until an HTTP server the harness started accepts connections.
+async fn wait_until_listening(url: &str, p: &ServerProcess, timeout: Duration) {
+    let Some(addr) = url.split("://").nth(1).and_then(|rest| rest.split('/').next()).map(str::to_string) else {
+        return;
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline && p.exit_status().is_none() {
+        if tokio::net::TcpStream::connect(&addr).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Runs every requested pack this build carries against the configured server.
+pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunError> {
+    let started = Instant::now();
+    let started_at = now_rfc3339();
+    let mut sandbox =
+        Sandbox::create().map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+    let (env, inherited) = sandbox.environment(&config.server.env);
+    let mut runner = Runner {
+        config,
+        sandbox: &sandbox,
+        env,
+        timeout: Duration::from_secs(config.timeout_probe_sec),
+        leftovers: Vec::new(),
+        log: ServerLog::default(),
+        gaps: Vec::new(),
+    };
+
+    let mut obs = CoreObservations {
+        canaries: sandbox
+            .canaries
+            .iter()
+            .map(|(name, value)| Canary { name: name.clone(), value: value.clone() })
+            .collect(),
+        ..Default::default()
+    };
+    let mut live = runner.launch().await?;
+    let (handshake, caps) = core::open(&mut live.session).await;
+    obs.handshake = handshake;
+    let mut tools = Vec::new();
+    let mut filtered_out = Vec::new();
+    if let Some(caps) = caps {
+        core::list_metadata(&mut live.session, &caps, &mut obs).await;
+        for raw in &obs.tools.tools {
+            let t = ToolInfo::from_value(raw);
+            if config.tools.keeps(&t.name) { tools.push(t) } else { filtered_out.push(t.name) }
+        }
+        core::robust(&mut runner, &mut live, &tools, &mut obs).await;
+    } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
+        && let Some(g) = &live.session.garbage.1
+    {
+        runner.gaps.push(format!(
+            "the server wrote {} line(s) that are not JSON to stdout, the first: {g}",
+            live.session.garbage.0
+        ));
+    }
+    obs.captured = std::mem::take(&mut live.session.captured);
+    runner.retire(&mut live).await;
+    let leftovers = std::mem::take(&mut runner.leftovers);
+    let server_log = std::mem::take(&mut runner.log);
+    let gaps = std::mem::take(&mut runner.gaps);
+    drop(runner);
+
+    let announced = obs.handshake.result().map(|r| Announced {
+        name: r.pointer("/serverInfo/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+        version: r.pointer("/serverInfo/version").and_then(Value::as_str).unwrap_or_default().to_string(),
+        protocol_version: r.get("protocolVersion").and_then(Value::as_str).unwrap_or_default().to_string(),
+    });
+    let deny: Vec<regex::Regex> = config
+        .setting_strings("instructions-hygiene", "deny")
+        .iter()
+        .filter_map(|p| regex::RegexBuilder::new(p).case_insensitive(true).build().ok())
+        .collect();
+    let findings = vec![
+        (&defs::HANDSHAKE, judge::handshake(&obs)),
+        (&defs::TOOL_POISONING, judge::tool_poisoning(&obs)),
+        (&defs::ROBUST_INPUT, judge::robust_input(&obs)),
+        (&defs::SECRET_ECHO, judge::secret_echo(&obs)),
+        (&defs::REFUSAL_QUALITY, judge::refusal_quality(&obs)),
+        (&defs::INSTRUCTIONS_HYGIENE, judge::instructions_hygiene(&obs, &deny)),
+    ];
+
+    let redactions = sandbox.redactions();
+    let kept = options.keep_sandbox && sandbox.keep().is_some();
+    let cleaned_up = if kept { false } else { sandbox.clean_up() };
+    let server = &config.server;
+    let stdio = server.url.is_none();
+    let facts = RunFacts {
+        started_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        transport: if stdio { "stdio" } else { "http" }.to_string(),
+        command_display: server.command.as_ref().map(|c| shell_words(c, &server.args)).unwrap_or_default(),
+        url: server.url.as_deref().map(strip_userinfo),
+        env_display: sandbox::env_display(&server.env, &server.headers, server.command.is_some()),
+        tools,
+        filtered_out,
+        announced,
+        sandbox: SandboxRecord {
+            dir: "{sandbox_dir}".to_string(),
+            env_mode: "scrubbed".to_string(),
+            listener_port: None,
+            cleaned_up,
+            leftover_processes: leftovers,
+            active: false,
+            enabled: true,
+            kept,
+            inherited,
+        },
+        server_log,
+        gaps,
+    };
+    Ok(assemble(config, facts, findings).redact(&redactions))
+}
+
+/// The command as a user would type it, placeholders unexpanded.
+fn shell_words(cmd: &str, args: &[String]) -> String {
+    std::iter::once(cmd)
+        .chain(args.iter().map(String::as_str))
+        .map(|w| {
+            if w.is_empty() || w.contains([' ', '"', '\'']) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A URL without any `user:password@`.
+fn strip_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
+/// The current UTC time as `2026-10-12T09:30:00.000Z`.
+fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, now.subsec_millis())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn userinfo_is_stripped_and_words_quoted() {
+        assert_eq!(strip_userinfo("http://u:p@127.0.0.1:8080/mcp"), "http://127.0.0.1:8080/mcp");
+        assert_eq!(shell_words("node", &["a b".into(), "{sandbox}".into()]), "node 'a b' {sandbox}");
+        assert_eq!(now_rfc3339().len(), 24);
+    }
+}

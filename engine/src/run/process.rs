@@ -1,0 +1,279 @@
+//! The server process: started in its own process group with a scrubbed environment,
+//! its output drained and bounded, stopped as a group, and anything it left behind
+//! found and named.
+
+use super::sandbox::RUN_MARKER;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::{mpsc, watch};
+
+/// The longest stdout line kept; longer lines are discarded and reported.
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+/// How much of stderr is kept as the server log.
+pub const LOG_KEEP: usize = 64 * 1024;
+/// How long a stopping server gets between TERM and KILL.
+const TERM_GRACE: Duration = Duration::from_millis(1500);
+
+/// One thing read from the server's stdout.
+#[derive(Debug)]
+pub enum Line {
+    /// A line that parsed as JSON.
+    Json(serde_json::Value),
+    /// A line that did not, with an excerpt.
+    Garbage(String),
+}
+
+/// The server's stderr (or, for an HTTP server, both streams), bounded.
+#[derive(Debug, Default)]
+pub struct LogBuf {
+    pub head: Vec<u8>,
+    pub total: u64,
+}
+
+pub struct ServerProcess {
+    pub pgid: i32,
+    pub stdin: Option<ChildStdin>,
+    /// Lines from stdout (stdio servers only).
+    pub lines: Option<mpsc::Receiver<Line>>,
+    /// Set to the exit description once the process has exited.
+    pub exited: watch::Receiver<Option<String>>,
+    pub log: Arc<Mutex<LogBuf>>,
+    run_id: String,
+    stopped: bool,
+}
+
+impl ServerProcess {
+    /// Starts `program args` in `cwd` with exactly `env`, in a new process group.
+    /// With `stdio`, stdout carries the protocol; otherwise both streams are logged.
+    pub fn spawn(
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        run_id: &str,
+        stdio: bool,
+    ) -> std::io::Result<ServerProcess> {
+        let resolved = resolve_program(program, cwd);
+        let mut cmd = Command::new(&resolved);
+        cmd.args(args)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(cwd)
+            .process_group(0)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child =
+            cmd.spawn().map_err(|e| std::io::Error::new(e.kind(), format!("cannot start {program}: {e}")))?;
+        let pid = child.id().map(|p| p as i32).unwrap_or(-1);
+        let log = Arc::new(Mutex::new(LogBuf::default()));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        tokio::spawn(drain_log(stderr, log.clone()));
+        let lines = if stdio {
+            let (tx, rx) = mpsc::channel(16);
+            tokio::spawn(read_lines(stdout, tx));
+            Some(rx)
+        } else {
+            tokio::spawn(drain_log(stdout, log.clone()));
+            None
+        };
+        let (exit_tx, exited) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let desc = match status {
+                Ok(s) => describe_exit(s),
+                Err(e) => format!("could not be waited for: {e}"),
+            };
+            let _ = exit_tx.send(Some(desc));
+        });
+        Ok(ServerProcess { pgid: pid, stdin, lines, exited, log, run_id: run_id.to_string(), stopped: false })
+    }
+
+    /// The exit description, if the process has exited.
+    pub fn exit_status(&self) -> Option<String> {
+        self.exited.borrow().clone()
+    }
+
+    /// Stops the whole process group (TERM, then KILL), then finds processes that
+    /// escaped the group but carry this run's marker, kills them and names them.
+    pub async fn stop(&mut self) -> Vec<String> {
+        if self.stopped {
+            return Vec::new();
+        }
+        self.stopped = true;
+        self.stdin = None;
+        if self.pgid > 0 {
+            signal_group(self.pgid, libc::SIGTERM);
+            let deadline = tokio::time::Instant::now() + TERM_GRACE;
+            while group_alive(self.pgid) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if group_alive(self.pgid) {
+                signal_group(self.pgid, libc::SIGKILL);
+            }
+        }
+        let mut exited = self.exited.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(2), exited.wait_for(Option::is_some)).await;
+        kill_marked(&self.run_id)
+    }
+
+    pub fn log_snapshot(&self) -> (Vec<u8>, u64) {
+        let log = self.log.lock().expect("log lock");
+        (log.head.clone(), log.total)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Last resort for an early return or a panic: never leave the group running.
+        if !self.stopped && self.pgid > 0 {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// A program name without a slash is looked up on sealmark's own PATH (the server
+/// gets only the system part), so `node` or `npx` from a user install still start.
+fn resolve_program(program: &str, cwd: &Path) -> std::path::PathBuf {
+    if program.contains('/') {
+        let p = Path::new(program);
+        // Relative paths are relative to where sealmark was started, not the sandbox.
+        return if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| cwd.join(p))
+        };
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).find(|p| p.is_file()))
+        .unwrap_or_else(|| program.into())
+}
+
+fn describe_exit(s: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (_, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "exited".to_string(),
+    }
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+/// Kills every process whose environment carries this run's marker; returns
+/// `name (pid N)` for each, in pid order.
+pub fn kill_marked(run_id: &str) -> Vec<String> {
+    let needle = format!("{RUN_MARKER}={run_id}");
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    let me = std::process::id() as i32;
+    let mut pids: Vec<i32> = entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    pids.sort_unstable();
+    for pid in pids {
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if !environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+            continue; // a zombie is already dead
+        }
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string();
+        // SAFETY: kill(2) on a pid we just read; no memory is touched.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        found.push(format!("{name} (outside the server's process group; killed)"));
+    }
+    found
+}
+
+async fn drain_log(stream: impl AsyncRead + Unpin, log: Arc<Mutex<LogBuf>>) {
+    let mut stream = stream;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut log = log.lock().expect("log lock");
+                log.total += n as u64;
+                let room = LOG_KEEP.saturating_sub(log.head.len());
+                log.head.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Reads stdout line by line, never holding more than `MAX_LINE` bytes of one line.
+async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line = Vec::new();
+    let mut oversized = false;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => buf,
+        };
+        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if !oversized {
+            if line.len() + chunk.len() > MAX_LINE {
+                oversized = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            let item = if oversized {
+                Some(Line::Garbage(format!("a line longer than {MAX_LINE} bytes")))
+            } else {
+                parse_line(&line)
+            };
+            line.clear();
+            oversized = false;
+            if let Some(item) = item
+                && tx.send(item).await.is_err()
+            {
+                break;
+            }
+        }
+    }
+    // Keep draining after the receiver is gone so the server never blocks on a full pipe.
+    let mut sink = tokio::io::sink();
+    let _ = tokio::io::copy(&mut reader, &mut sink).await;
+}
+
+fn parse_line(line: &[u8]) -> Option<Line> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return None;
+    }
+    Some(match serde_json::from_slice(trimmed) {
+        Ok(v) => Line::Json(v),
+        Err(_) => Line::Garbage(crate::judge::text::clip(&String::from_utf8_lossy(trimmed), 200)),
+    })
+}

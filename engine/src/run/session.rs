@@ -1,0 +1,456 @@
+//! A JSON-RPC client session over a server's stdio or streamable HTTP.
+//!
+//! The harness speaks the wire itself so that it sees every byte the server sends,
+//! bounds every read and every wait, and can send what a typed client never would
+//! (a line that is not JSON, a call whose name is a number). Message shapes come
+//! from rmcp's model types.
+
+use super::process::{Line, MAX_LINE};
+use crate::judge::core::Captured;
+use crate::judge::text::clip;
+use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Each captured message is kept up to this size for secret-echo.
+const CAPTURE_EACH: usize = 2 * 1024 * 1024;
+/// All captured messages together are kept up to this size.
+const CAPTURE_TOTAL: usize = 64 * 1024 * 1024;
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Result(Value),
+    Error {
+        code: i64,
+        message: String,
+    },
+    /// No answer within the timeout.
+    Timeout,
+    /// Nothing came and nothing more can come (an HTTP exchange that ended).
+    Silence,
+    /// The server exited or closed the connection.
+    Gone(String),
+}
+
+pub enum Wire {
+    Stdio { stdin: ChildStdin, lines: mpsc::Receiver<Line>, exited: watch::Receiver<Option<String>> },
+    Http(HttpWire),
+}
+
+/// Streamable HTTP: every message is a POST; answers come back as JSON or an SSE stream.
+pub struct HttpWire {
+    client: reqwest::Client,
+    url: String,
+    headers: Vec<(String, String)>,
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    queue: VecDeque<Incoming>,
+    pub exited: Option<watch::Receiver<Option<String>>>,
+}
+
+enum Incoming {
+    Json(Value),
+    Garbage(String),
+}
+
+pub struct Session {
+    wire: Wire,
+    next_id: u64,
+    pub timeout: Duration,
+    /// Every message the server sent, as text.
+    pub captured: Vec<Captured>,
+    captured_bytes: usize,
+    /// Messages that arrived while waiting for another, not yet claimed.
+    stray: VecDeque<Value>,
+    /// Lines that were not JSON: how many, and the first.
+    pub garbage: (u32, Option<String>),
+}
+
+impl Session {
+    pub fn new(wire: Wire, timeout: Duration) -> Session {
+        Session {
+            wire,
+            next_id: 1,
+            timeout,
+            captured: Vec::new(),
+            captured_bytes: 0,
+            stray: VecDeque::new(),
+            garbage: (0, None),
+        }
+    }
+
+    pub fn http(url: &str, headers: Vec<(String, String)>, exited: Option<watch::Receiver<Option<String>>>) -> Wire {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("an HTTP client");
+        Wire::Http(HttpWire {
+            client,
+            url: url.to_string(),
+            headers,
+            session_id: None,
+            protocol_version: None,
+            queue: VecDeque::new(),
+            exited,
+        })
+    }
+
+    /// The initialize request the harness sends, from rmcp's types.
+    pub fn initialize_params() -> Value {
+        let mut info = Implementation::default();
+        info.name = "sealmark".to_string();
+        info.version = crate::VERSION.to_string();
+        let mut params = InitializeRequestParams::default();
+        params.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        params.capabilities = ClientCapabilities::default();
+        params.client_info = info;
+        serde_json::to_value(params).expect("initialize params serialise")
+    }
+
+    pub fn offered_version() -> String {
+        ProtocolVersion::LATEST_WITH_INITIALIZE.to_string()
+    }
+
+    /// After a successful initialize: remember the negotiated version (HTTP sends it
+    /// as a header) and send `notifications/initialized`.
+    pub async fn initialized(&mut self, negotiated: &str) {
+        if let Wire::Http(h) = &mut self.wire {
+            h.protocol_version = Some(negotiated.to_string());
+        }
+        let _ = self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    }
+
+    /// Sends a request and waits for its answer, within `timeout`.
+    pub async fn request(&mut self, method: &str, params: Value, what: &str) -> Reply {
+        let id = self.fresh_id();
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        if let Err(gone) = self.send(&msg).await {
+            return Reply::Gone(gone);
+        }
+        self.wait_for(&json!(id), what).await
+    }
+
+    pub fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// Sends any JSON value as one message.
+    pub async fn send(&mut self, msg: &Value) -> Result<(), String> {
+        let mut line = serde_json::to_vec(msg).expect("JSON serialises");
+        line.push(b'\n');
+        self.send_raw(&line).await
+    }
+
+    /// Sends raw bytes as one message: a line on stdio, a POST body over HTTP.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let timeout = self.timeout;
+        match &mut self.wire {
+            Wire::Stdio { stdin, exited, .. } => {
+                if let Some(e) = exited.borrow().clone() {
+                    return Err(e);
+                }
+                match tokio::time::timeout(timeout, async {
+                    stdin.write_all(bytes).await?;
+                    stdin.flush().await
+                })
+                .await
+                {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(format!("its stdin closed ({e})")),
+                    Err(_) => Err("it stopped reading its stdin".to_string()),
+                }
+            }
+            Wire::Http(h) => h.post(bytes, timeout).await,
+        }
+    }
+
+    /// Waits for the answer to `id`, keeping everything else that arrives.
+    pub async fn wait_for(&mut self, id: &Value, what: &str) -> Reply {
+        if let Some(pos) = self.stray.iter().position(|m| m.get("id") == Some(id) && is_answer(m)) {
+            let msg = self.stray.remove(pos).expect("found");
+            return to_reply(msg);
+        }
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            match self.next_message(deadline, what).await {
+                Ok(msg) => {
+                    if msg.get("id") == Some(id) && is_answer(&msg) {
+                        return to_reply(msg);
+                    }
+                    self.handle_other(msg).await;
+                }
+                Err(reply) => return reply,
+            }
+        }
+    }
+
+    /// Sends a ping and collects everything that arrives before its answer. The ping
+    /// is the fence that tells silence from a slow answer for input that has no id.
+    pub async fn fence(&mut self) -> (Vec<Value>, Reply) {
+        let before = self.stray.len();
+        let reply = self.request("ping", Value::Null, "ping").await;
+        let arrived: Vec<Value> = self.stray.drain(before.min(self.stray.len())..).collect();
+        (arrived, reply)
+    }
+
+    /// The next message, or why none will come before `deadline`.
+    async fn next_message(&mut self, deadline: Instant, what: &str) -> Result<Value, Reply> {
+        loop {
+            let incoming = match &mut self.wire {
+                Wire::Stdio { lines, exited, .. } => {
+                    let mut exit_watch = exited.clone();
+                    tokio::select! {
+                        line = lines.recv() => match line {
+                            Some(Line::Json(v)) => Incoming::Json(v),
+                            Some(Line::Garbage(g)) => Incoming::Garbage(g),
+                            None => {
+                                // Stdout closed; the exit status usually follows within moments.
+                                let mut settle = exited.clone();
+                                let _ = tokio::time::timeout(Duration::from_millis(300), settle.wait_for(Option::is_some)).await;
+                                let why = exited.borrow().clone().unwrap_or_else(|| "it closed its stdout".to_string());
+                                return Err(Reply::Gone(why));
+                            }
+                        },
+                        _ = exit_watch.wait_for(Option::is_some) => {
+                            // Give output already written a moment to be read.
+                            match tokio::time::timeout(Duration::from_millis(100), lines.recv()).await {
+                                Ok(Some(Line::Json(v))) => Incoming::Json(v),
+                                Ok(Some(Line::Garbage(g))) => Incoming::Garbage(g),
+                                _ => return Err(Reply::Gone(exited.borrow().clone().unwrap_or_default())),
+                            }
+                        }
+                        _ = tokio::time::sleep_until(deadline) => return Err(Reply::Timeout),
+                    }
+                }
+                Wire::Http(h) => match h.queue.pop_front() {
+                    Some(i) => i,
+                    None => {
+                        if let Some(e) = h.exited.as_ref().and_then(|x| x.borrow().clone()) {
+                            return Err(Reply::Gone(e));
+                        }
+                        return Err(Reply::Silence);
+                    }
+                },
+            };
+            match incoming {
+                Incoming::Json(v) => {
+                    self.capture(what, &v);
+                    return Ok(v);
+                }
+                Incoming::Garbage(g) => {
+                    self.garbage.0 += 1;
+                    self.garbage.1.get_or_insert(g.clone());
+                    self.capture_text(what, g);
+                }
+            }
+        }
+    }
+
+    /// A message that is not the awaited answer: answer the server's own requests
+    /// (the harness offers no client capabilities) and keep the rest.
+    async fn handle_other(&mut self, msg: Value) {
+        let is_request = msg.get("method").is_some() && msg.get("id").is_some();
+        if is_request {
+            let id = msg["id"].clone();
+            let reply = if msg["method"] == "ping" {
+                json!({"jsonrpc": "2.0", "id": id, "result": {}})
+            } else {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "sealmark offers no client capabilities"}})
+            };
+            let _ = self.send(&reply).await;
+        } else if msg.get("method").is_none() {
+            // Answers to other ids, and unattributed errors, may belong to a probe.
+            self.stray.push_back(msg);
+            while self.stray.len() > 256 {
+                self.stray.pop_front();
+            }
+        }
+    }
+
+    fn capture(&mut self, what: &str, v: &Value) {
+        self.capture_text(what, v.to_string());
+    }
+
+    fn capture_text(&mut self, what: &str, text: String) {
+        if self.captured_bytes >= CAPTURE_TOTAL {
+            return;
+        }
+        let mut text = text;
+        if text.len() > CAPTURE_EACH {
+            let mut cut = CAPTURE_EACH;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        self.captured_bytes += text.len();
+        self.captured.push(Captured { what: what.to_string(), text });
+    }
+
+    /// Paginates a `*/list` method; returns the items, the page count and why the list
+    /// is incomplete, if it is.
+    pub async fn list_all(&mut self, method: &str, key: &str) -> (Vec<Value>, u32, Option<String>) {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for page in 1..=50u32 {
+            let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
+            match self.request(method, params, method).await {
+                Reply::Result(r) => {
+                    match r.get(key).and_then(Value::as_array) {
+                        Some(list) => items.extend(list.iter().cloned()),
+                        None => return (items, page, Some(format!("the answer has no {key} list"))),
+                    }
+                    match r.get("nextCursor").and_then(Value::as_str) {
+                        Some(next) if Some(next) == cursor.as_deref() => {
+                            return (items, page, Some("nextCursor repeats itself".to_string()));
+                        }
+                        Some(next) => cursor = Some(next.to_string()),
+                        None => return (items, page, None),
+                    }
+                }
+                Reply::Error { code, message } => {
+                    return (items, page, Some(format!("JSON-RPC error {code}: {}", clip(&message, 120))));
+                }
+                Reply::Timeout => return (items, page, Some(format!("no answer within {}s", self.timeout.as_secs()))),
+                Reply::Silence => return (items, page, Some("no answer".to_string())),
+                Reply::Gone(why) => return (items, page, Some(format!("the server went away: {why}"))),
+            }
+        }
+        (items, 50, Some("more than 50 pages".to_string()))
+    }
+}
+
+fn is_answer(msg: &Value) -> bool {
+    msg.get("result").is_some() || msg.get("error").is_some()
+}
+
+fn to_reply(msg: Value) -> Reply {
+    if let Some(err) = msg.get("error") {
+        Reply::Error {
+            code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: err.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+        }
+    } else {
+        Reply::Result(msg.get("result").cloned().unwrap_or(Value::Null))
+    }
+}
+
+impl HttpWire {
+    /// POSTs one message and queues whatever comes back.
+    async fn post(&mut self, body: &[u8], timeout: Duration) -> Result<(), String> {
+        if let Some(e) = self.exited.as_ref().and_then(|x| x.borrow().clone()) {
+            return Err(e);
+        }
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_vec());
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some(s) = &self.session_id {
+            req = req.header("mcp-session-id", s.as_str());
+        }
+        if let Some(v) = &self.protocol_version {
+            req = req.header("mcp-protocol-version", v.as_str());
+        }
+        let sent_id = serde_json::from_slice::<Value>(body).ok().and_then(|v| v.get("id").cloned());
+        let exchange = async {
+            let mut resp = req.send().await.map_err(|e| format!("the HTTP request failed: {e}"))?;
+            if let Some(s) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                self.session_id = Some(s.to_string());
+            }
+            let status = resp.status();
+            let sse = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|c| c.starts_with("text/event-stream"));
+            let mut body = Vec::new();
+            let mut sse_buf = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(|e| format!("reading the HTTP answer failed: {e}"))? {
+                if sse {
+                    sse_buf.extend_from_slice(&chunk);
+                    let got_answer = self.take_sse_events(&mut sse_buf, sent_id.as_ref());
+                    if got_answer {
+                        break;
+                    }
+                } else {
+                    body.extend_from_slice(&chunk);
+                }
+                if body.len() + sse_buf.len() > MAX_LINE {
+                    self.queue.push_back(Incoming::Garbage(format!("an HTTP answer longer than {MAX_LINE} bytes")));
+                    return Ok(());
+                }
+            }
+            if sse {
+                sse_buf.extend_from_slice(b"\n\n");
+                self.take_sse_events(&mut sse_buf, sent_id.as_ref());
+            } else if !body.trim_ascii().is_empty() {
+                match serde_json::from_slice::<Value>(&body) {
+                    Ok(Value::Array(batch)) => self.queue.extend(batch.into_iter().map(Incoming::Json)),
+                    Ok(v) => self.queue.push_back(Incoming::Json(v)),
+                    Err(_) if !status.is_success() => {
+                        self.queue.push_back(Incoming::Json(http_error(sent_id.as_ref(), status, &body)))
+                    }
+                    Err(_) => self.queue.push_back(Incoming::Garbage(clip(&String::from_utf8_lossy(&body), 200))),
+                }
+            } else if !status.is_success() {
+                self.queue.push_back(Incoming::Json(http_error(sent_id.as_ref(), status, &body)));
+            }
+            Ok::<(), String>(())
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(r) => r,
+            // A timed-out exchange leaves nothing queued; the waiter sees silence.
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Queues complete SSE events from `buf`; true once the answer to `id` is among them.
+    fn take_sse_events(&mut self, buf: &mut Vec<u8>, id: Option<&Value>) -> bool {
+        let mut answered = false;
+        loop {
+            let text = String::from_utf8_lossy(buf).replace("\r\n", "\n");
+            let Some(end) = text.find("\n\n") else { break };
+            let event = &text[..end];
+            let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+            if !data.is_empty() {
+                let joined = data.join("\n");
+                match serde_json::from_str::<Value>(&joined) {
+                    Ok(v) => {
+                        answered |= id.is_some() && v.get("id") == id && is_answer(&v);
+                        self.queue.push_back(Incoming::Json(v));
+                    }
+                    Err(_) if joined.trim().is_empty() => {}
+                    Err(_) => self.queue.push_back(Incoming::Garbage(clip(&joined, 200))),
+                }
+            }
+            let consumed = text[..end + 2].len();
+            *buf = text.as_bytes()[consumed..].to_vec();
+        }
+        answered
+    }
+}
+
+/// An HTTP refusal without a JSON-RPC body, as an error answer to the message sent.
+fn http_error(id: Option<&Value>, status: reqwest::StatusCode, body: &[u8]) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id.cloned().unwrap_or(Value::Null),
+        "error": {"code": -i64::from(status.as_u16()), "message": format!("HTTP {status}: {}", clip(&String::from_utf8_lossy(body), 200))}
+    })
+}
