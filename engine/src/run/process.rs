@@ -134,6 +134,7 @@ impl Drop for ServerProcess {
         // Last resort for an early return or a panic: never leave the group running.
         if !self.stopped && self.pgid > 0 {
             signal_group(self.pgid, libc::SIGKILL);
+            kill_marked(&self.run_id);
         }
     }
 }

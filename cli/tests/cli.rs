@@ -1,0 +1,183 @@
+//! The command line: exit codes, config errors, the registry commands, output files,
+//! determinism and the HTTP transport. Through the real binary.
+
+mod common;
+
+use common::{Scratch, sealmark, toy_server, verdict};
+use std::process::Command;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn quick_form_grades_without_a_config() {
+    let scratch = Scratch::new();
+    let toy = toy_server();
+    let out = scratch.run(&["run", "--", toy.to_str().unwrap(), "{sandbox}"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("sealmark 0.1.0 · methodology 0.3-draft · STANDARD · Server A 1.0.0\n"), "{text}");
+    assert!(text.contains("PACK core  GRADE A  (4/4 points, 100%)"), "{text}");
+    assert!(text.contains("  SEALMARK_CANARY=<canary>"), "{text}");
+    assert!(text.ends_with("It is not a security endorsement; see methodology.\n"));
+}
+
+#[test]
+fn config_errors_are_all_reported_with_file_line_and_key_and_exit_2() {
+    let scratch = Scratch::new();
+    let cfg = scratch.path().join("bad.yaml");
+    std::fs::write(&cfg, "server:\n  comand: ./x\npacks: [core, nett]\nchecks:\n  secret-eco: {}\n").unwrap();
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let file = cfg.display().to_string();
+    for line in [
+        format!("{file}:2: server.comand: unknown key (did you mean `command`?)"),
+        format!("{file}:3: packs[1]: unknown pack \"nett\" (did you mean `net`?)"),
+        format!("{file}:5: checks.secret-eco: unknown check (did you mean `secret-echo`?)"),
+    ] {
+        assert!(err.contains(&line), "missing {line:?} in:\n{err}");
+    }
+    assert!(err.contains("nothing was run"));
+    assert!(stdout(&out).is_empty(), "no report on a config error");
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    let scratch = Scratch::new();
+    let out = scratch.run(&["run", "--fail-under", "Q", "--", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--fail-under"));
+    let out = scratch.run(&["run", "--pack", "corr", "--", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("did you mean `core`?"), "{}", stderr(&out));
+    let out = scratch.run(&["run", "--", "/nonexistent/server"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot start /nonexistent/server"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_gate_defaults_to_a_and_follows_fail_under() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("poisoned", "");
+    let cfg = cfg.to_str().unwrap();
+    // Poisoned grades B: below the default A gate, at the B gate.
+    assert_eq!(scratch.run(&["run", "--config", cfg]).status.code(), Some(1));
+    assert_eq!(scratch.run(&["run", "--config", cfg, "--fail-under", "B"]).status.code(), Some(0));
+}
+
+#[test]
+fn explain_list_and_describe_render_the_registry() {
+    let out = Command::new(sealmark()).args(["explain", "secret-echo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = stdout(&out);
+    for section in [
+        "pack: core",
+        "weight: critical",
+        "scope: server",
+        "decided by: response",
+        "config keys: checks.secret-echo.enabled",
+        "Probes",
+        "How the verdict is established",
+        "What to fix",
+        "False positives",
+        "False negatives",
+        "OWASP MCP Top 10: MCP01",
+    ] {
+        assert!(page.contains(section), "missing {section:?}");
+    }
+    let out = Command::new(sealmark()).args(["explain", "secret-eco"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("did you mean `secret-echo`?"));
+
+    let list = stdout(&Command::new(sealmark()).arg("list-checks").output().unwrap());
+    assert!(list.contains("instructions-hygiene") && list.contains("advisory candidate"), "{list}");
+    let described: serde_json::Value =
+        serde_json::from_slice(&Command::new(sealmark()).arg("describe").output().unwrap().stdout).unwrap();
+    let checks = described["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 6);
+    assert!(checks.iter().any(|c| c["id"] == "refusal-quality" && c["candidate"] == true && c["advisory"] == true));
+}
+
+#[test]
+fn two_runs_give_byte_identical_text_and_json_differs_only_in_volatile_fields() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "");
+    let cfg = cfg.to_str().unwrap();
+    let a = scratch.run(&["run", "--config", cfg]);
+    let b = scratch.run(&["run", "--config", cfg]);
+    assert_eq!(stdout(&a), stdout(&b));
+    let json = |o: std::process::Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for k in ["startedAt", "durationMs"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    let ja = json(scratch.run(&["run", "--format", "json", "--config", cfg]));
+    let jb = json(scratch.run(&["run", "--format", "json", "--config", cfg]));
+    assert_eq!(ja, jb);
+    assert!(
+        !serde_json::to_string(&ja).unwrap().contains(scratch.path().join("tmp").to_str().unwrap()),
+        "no sandbox path in the record"
+    );
+}
+
+#[test]
+fn out_writes_the_file_and_prints_grades_on_stderr() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "");
+    let report = scratch.path().join("report.json");
+    let out =
+        scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json", "--out", report.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).is_empty());
+    assert!(stderr(&out).contains(&format!("report written to {}", report.display())));
+    assert!(stderr(&out).contains("core     GRADE A"), "{}", stderr(&out));
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(rec["config"]["serverLine"], 2);
+    assert_eq!(rec["config"]["standard"], true);
+}
+
+#[test]
+fn a_changed_locked_setting_makes_the_run_custom() {
+    let scratch = Scratch::new();
+    let (rec, _) = common::record(&scratch, "good", "checks:\n  robust-input:\n    max_tools: 2\n");
+    assert_eq!(rec["config"]["standard"], false);
+    assert_eq!(rec["config"]["standardDiff"], serde_json::json!(["checks.robust-input.max_tools: 2 (standard: 25)"]));
+    assert!(
+        rec["notCovered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("robust-input probed the first 2 of 4 tools"))
+    );
+}
+
+#[test]
+fn streamable_http_server_started_from_command() {
+    let scratch = Scratch::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cfg = scratch.path().join("http.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "server:\n  command: {}\n  args: [\"--http\", \"127.0.0.1:{port}\", \"{{sandbox}}\"]\n  url: http://127.0.0.1:{port}/mcp\n  env:\n    TEST_TAG: \"{}\"\n",
+            toy_server().display(),
+            scratch.tag
+        ),
+    )
+    .unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(rec["server"]["transport"], "http");
+    for id in ["handshake", "tool-poisoning", "robust-input", "secret-echo"] {
+        assert_eq!(verdict(&rec, id), "pass", "{id}: {}", rec["checks"]);
+    }
+    assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
+}

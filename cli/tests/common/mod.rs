@@ -1,0 +1,107 @@
+//! Helpers for tests that run the real `sealmark` binary against the toy servers.
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn sealmark() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_sealmark"))
+}
+
+/// The toy server, built next to sealmark by `cargo build --workspace`.
+pub fn toy_server() -> PathBuf {
+    let path = sealmark().with_file_name("toy-server");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// A scratch directory for one test: its config, its TMPDIR (so the sandbox can be
+/// checked for removal), and a unique tag planted in the server's environment.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+    pub tag: String,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::create_dir(dir.path().join("tmp")).expect("tmp");
+        let tag = dir.path().file_name().unwrap().to_string_lossy().into_owned();
+        Scratch { dir, tag }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a config for the toy server in `mode`, with extra YAML appended.
+    pub fn config(&self, mode: &str, extra: &str) -> PathBuf {
+        let text = format!(
+            "server:\n  command: {}\n  args: [\"--mode\", \"{mode}\", \"{{sandbox}}\"]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
+            toy_server().display(),
+            self.tag
+        );
+        let path = self.path().join("sealmark.yaml");
+        std::fs::write(&path, text).expect("write config");
+        path
+    }
+
+    /// Runs sealmark with `args`, TMPDIR pointed into the scratch directory.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new(sealmark()).args(args).env("TMPDIR", self.path().join("tmp")).output().expect("sealmark runs")
+    }
+
+    /// Processes still alive that carry this test's tag in their environment.
+    pub fn survivors(&self) -> Vec<String> {
+        let needle = format!("TEST_TAG={}", self.tag);
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(env) = std::fs::read(e.path().join("environ")) else { continue };
+            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                if !stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')) {
+                    out.push(std::fs::read_to_string(e.path().join("cmdline")).unwrap_or_default().replace('\0', " "));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the sandbox directories sealmark made under TMPDIR are gone.
+    pub fn sandbox_removed(&self) -> bool {
+        std::fs::read_dir(self.path().join("tmp"))
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().starts_with("sealmark-"))
+    }
+}
+
+/// Runs the toy server in `mode` and returns the JSON record and the exit code.
+pub fn record(scratch: &Scratch, mode: &str, extra: &str) -> (Value, i32) {
+    let cfg = scratch.config(mode, extra);
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let code = out.status.code().unwrap_or(-1);
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("mode {mode}: no JSON record ({e}); stderr:\n{}", String::from_utf8_lossy(&out.stderr))
+    });
+    (record, code)
+}
+
+/// The verdict of one check in a record.
+pub fn verdict(record: &Value, id: &str) -> String {
+    record["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id}"))["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
