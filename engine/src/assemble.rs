@@ -76,7 +76,11 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         let result = if !requested.contains(&pack) {
             PackResult { status: PackStatus::Na, grade: None, reason: Some("pack not requested".to_string()) }
         } else if !pack_doc(pack).built {
-            PackResult { status: PackStatus::Na, grade: None, reason: Some(unbuilt_reason(pack, &classification)) }
+            PackResult {
+                status: PackStatus::Na,
+                grade: None,
+                reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
+            }
         } else {
             grade_pack(pack, &checks)
         };
@@ -178,23 +182,24 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
     }
 }
 
-/// Why a requested pack that this build does not carry was not graded.
-fn unbuilt_reason(pack: Pack, classification: &[Classification]) -> String {
+/// Why a requested pack that this build does not carry was not graded: first whether
+/// it would apply at all, then that it is not built.
+fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str) -> String {
+    let not_built = format!("not built in sealmark {VERSION}");
     let class = match pack {
-        Pack::Fs | Pack::Effects => Some("path"),
-        Pack::Net => Some("url"),
-        Pack::Git => Some("git"),
-        Pack::Db | Pack::Sqlite => Some("sql"),
-        _ => None,
+        Pack::Fs | Pack::Effects => "path",
+        Pack::Net => "url",
+        Pack::Git => "git",
+        Pack::Db | Pack::Sqlite => "sql",
+        Pack::Http if transport == "http" => return format!("{not_built}; it would apply to this HTTP server"),
+        Pack::Http => return "a stdio server: the http pack needs server.url".to_string(),
+        _ => return not_built,
     };
-    let matching: Vec<&str> = class
-        .map(|cl| classification.iter().filter(|c| c.class == cl).map(|c| c.tool.as_str()).collect())
-        .unwrap_or_default();
-    let version = VERSION;
+    let matching: Vec<&str> = classification.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect();
     if matching.is_empty() {
-        format!("not built in sealmark {version} ({})", pack_doc(pack).applies)
+        format!("no {class} tool found")
     } else {
-        format!("not built in sealmark {version}; it would apply to {}", matching.join(", "))
+        format!("{not_built}; it would apply to {}", matching.join(", "))
     }
 }
 

@@ -15,7 +15,7 @@ use std::fmt;
 pub const DEFAULT_TIMEOUT_PROBE_SEC: u64 = 10;
 
 /// A validated configuration.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The file as named on the command line; `None` for the quick form.
     pub file: Option<String>,
@@ -27,6 +27,20 @@ pub struct Config {
     pub timeout_probe_sec: u64,
     /// The line of `server.command` (or `server.url`), for SARIF and JUnit locations.
     pub server_line: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            file: None,
+            server: ServerConfig::default(),
+            packs: None,
+            tools: ToolsFilter::default(),
+            checks: BTreeMap::new(),
+            timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
+            server_line: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -72,7 +86,6 @@ impl Config {
     pub fn quick(command: &str, args: &[String]) -> Config {
         Config {
             server: ServerConfig { command: Some(command.to_string()), args: args.to_vec(), ..Default::default() },
-            timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
             ..Default::default()
         }
     }
@@ -241,7 +254,7 @@ impl Validator<'_> {
     }
 
     fn config(&mut self, doc: &Yaml) -> Config {
-        let mut config = Config { timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC, ..Default::default() };
+        let mut config = Config::default();
         if matches!(doc, Yaml::Null) {
             self.problem("", "the file is empty; it needs at least server.command or server.url");
             return config;

@@ -15,6 +15,8 @@ pub mod model;
 pub mod record;
 pub mod registry;
 pub mod render;
+#[doc(hidden)]
+pub mod sample;
 pub mod tools;
 
 #[cfg(feature = "runtime")]

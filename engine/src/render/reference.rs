@@ -111,3 +111,73 @@ pub fn describe() -> String {
     s.push('\n');
     s
 }
+
+/// The checks reference as one markdown page, generated from the registry. The
+/// committed copy (`site/reference/checks.md`) is compared with this by a test.
+pub fn checks_markdown() -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "<!-- Generated from the check registry by `sealmark-engine`; do not edit. -->");
+    let _ = writeln!(o, "<!-- Regenerate: SEALMARK_BLESS=1 cargo test -p sealmark-engine checks_reference -->\n");
+    let _ = writeln!(o, "# Checks reference (methodology {METHODOLOGY})\n");
+    let _ = writeln!(o, "Every check sealmark {VERSION} runs, with the same facts `sealmark explain <id>` prints.\n");
+    for pack in PACKS {
+        let checks: Vec<&CheckDef> = CHECKS.iter().copied().filter(|c| c.pack == pack.pack).collect();
+        let status = if pack.built { String::new() } else { " — not built yet".to_string() };
+        let _ = writeln!(o, "## Pack `{}`{status}\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
+        for c in checks {
+            let _ = writeln!(o, "### `{}` — {}\n", c.id, c.label);
+            let _ = writeln!(o, "| | |\n|---|---|");
+            let _ = writeln!(o, "| weight | {} |", c.weight_line());
+            let _ = writeln!(o, "| scope | {} |", c.scope);
+            let decided: Vec<&str> = c.decided_by.iter().map(|v| v.id()).collect();
+            let _ = writeln!(o, "| decided by | {} |", decided.join(", "));
+            let _ = writeln!(o, "| since | {} |", c.since);
+            let keys: Vec<String> = config_keys(c).iter().map(|k| format!("`{k}`")).collect();
+            let _ = writeln!(o, "| config keys | {} |", keys.join(", "));
+            let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
+            let _ = writeln!(o, "| references | {} · {} |\n", c.references.owasp_mcp, cwe.join(", "));
+            o.push_str("**Probes**\n\n");
+            for p in c.probes {
+                let _ = writeln!(o, "- `{}`: {}", p.name, p.sends.replace('|', "\\|"));
+            }
+            if !c.settings.is_empty() {
+                o.push_str("\n**Settings**\n\n| key | default | standard | meaning |\n|---|---|---|---|\n");
+                for s in c.settings {
+                    let locked = if s.locked && !c.candidate { "locked" } else { "not locked" };
+                    let _ = writeln!(
+                        o,
+                        "| `checks.{}.{}` | `{}` | {locked} | {} ({}) |",
+                        c.id,
+                        s.key,
+                        s.default.replace('|', "\\|"),
+                        s.meaning,
+                        s.kind.describe()
+                    );
+                }
+            }
+            let _ = writeln!(o, "\n**Verdict.** {}\n\n{}\n", c.verdict, scoring_sentence(c));
+            let _ = writeln!(o, "**What to fix.** {}\n", c.fix);
+            let _ = writeln!(o, "**False positives.** {}\n", c.false_positives);
+            let _ = writeln!(o, "**False negatives.** {}\n", c.false_negatives);
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    /// The committed checks reference must match the registry.
+    #[test]
+    fn checks_reference_is_fresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../site/reference/checks.md");
+        let fresh = super::checks_markdown();
+        if std::env::var_os("SEALMARK_BLESS").is_some() {
+            std::fs::write(path, &fresh).expect("write the reference");
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "site/reference/checks.md is stale: run SEALMARK_BLESS=1 cargo test -p sealmark-engine checks_reference"
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! Sample records for renderer tests and the viewer: every verdict, a critical cap,
+//! a provisional grade and advisory lines, built through the real assembly.
+
+use crate::assemble::{RunFacts, assemble};
+use crate::config::Config;
+use crate::judge::Finding;
+use crate::model::{Verdict, VerifiedBy};
+use crate::record::{Announced, Evidence, Record, SandboxRecord, ServerLog};
+use crate::registry::core as defs;
+use crate::tools::ToolInfo;
+use serde_json::json;
+
+fn facts() -> RunFacts {
+    let tool = |name: &str, ro: bool| {
+        ToolInfo::from_value(&json!({
+            "name": name,
+            "description": format!("{name} under the root"),
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            "annotations": {"readOnlyHint": ro, "openWorldHint": false}
+        }))
+    };
+    RunFacts {
+        started_at: "2026-10-12T09:30:00.000Z".to_string(),
+        duration_ms: 412,
+        transport: "stdio".to_string(),
+        command_display: "./server-a {sandbox}".to_string(),
+        url: None,
+        env_display: [("SEALMARK_CANARY", "<canary>"), ("SEALMARK_FAKE_API_KEY", "<canary>")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        tools: vec![tool("read_file", true), tool("write_file", false)],
+        filtered_out: vec![],
+        announced: Some(Announced {
+            name: "Server A".into(),
+            version: "1.0.0".into(),
+            protocol_version: "2025-11-25".into(),
+        }),
+        sandbox: SandboxRecord {
+            dir: "{sandbox_dir}".into(),
+            env_mode: "scrubbed".into(),
+            listener_port: None,
+            cleaned_up: true,
+            leftover_processes: vec![],
+            active: false,
+            enabled: true,
+            kept: false,
+            inherited: vec!["PATH (system part)".into(), "LANG".into()],
+        },
+        server_log: ServerLog::default(),
+        gaps: vec![],
+    }
+}
+
+fn finding(verdict: Verdict, summary: &str) -> Finding {
+    Finding::new(
+        verdict,
+        summary,
+        vec![Evidence::new("probe", format!("{} outcome", verdict.id()), VerifiedBy::Response)],
+    )
+}
+
+/// A critical fail caps a C at D; one scored part; advisory fail and n/a.
+pub fn capped() -> Record {
+    assemble(
+        &Config::default(),
+        facts(),
+        vec![
+            (&defs::HANDSHAKE, finding(Verdict::Pass, "handshake ok, 2 well-formed tool(s)")),
+            (&defs::TOOL_POISONING, finding(Verdict::Pass, "nothing suspicious")),
+            (
+                &defs::ROBUST_INPUT,
+                finding(Verdict::Part, "10 of 12 invalid call(s) rejected cleanly; 2 accepted as valid"),
+            ),
+            (&defs::SECRET_ECHO, finding(Verdict::Fail, "SEALMARK_CANARY came back plain in tools/call read_file")),
+            (&defs::REFUSAL_QUALITY, finding(Verdict::Na, "no rejection with text to read")),
+            (&defs::INSTRUCTIONS_HYGIENE, finding(Verdict::Fail, "1 of 5 deny pattern(s) matched the instructions")),
+        ],
+    )
+}
+
+/// A critical inconclusive makes the grade provisional and leaves the denominator.
+pub fn provisional() -> Record {
+    assemble(
+        &Config::default(),
+        facts(),
+        vec![
+            (&defs::HANDSHAKE, finding(Verdict::Pass, "handshake ok, 2 well-formed tool(s)")),
+            (&defs::TOOL_POISONING, finding(Verdict::Pass, "nothing suspicious")),
+            (&defs::ROBUST_INPUT, finding(Verdict::Pass, "12 invalid call(s) rejected cleanly")),
+            (&defs::SECRET_ECHO, finding(Verdict::Inconclusive, "no tool call was answered")),
+            (&defs::REFUSAL_QUALITY, finding(Verdict::Pass, "2 of 2 rejection(s) name the argument at fault")),
+            (&defs::INSTRUCTIONS_HYGIENE, finding(Verdict::Pass, "none matched")),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render;
+
+    #[test]
+    fn text_report_capped() {
+        insta::assert_snapshot!(render::text::render(&capped()));
+    }
+
+    #[test]
+    fn text_report_provisional() {
+        insta::assert_snapshot!(render::text::render(&provisional()));
+    }
+
+    #[test]
+    fn json_record_round_trips() {
+        let rec = capped();
+        let json = render::json(&rec);
+        let back: Record = serde_json::from_str(&json).unwrap();
+        assert_eq!(render::json(&back), json);
+        let g = &rec.packs["core"].grade.as_ref().unwrap();
+        assert_eq!((g.raw, g.letter, g.capped), (crate::grading::Letter::C, crate::grading::Letter::D, true));
+    }
+
+    #[test]
+    fn explain_page_secret_echo() {
+        insta::assert_snapshot!(render::reference::explain(&defs::SECRET_ECHO));
+    }
+}
