@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Scratch, sealmark, toy_server, verdict};
+use sealmark_engine::model::Verdict;
 use std::process::Command;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -177,7 +178,20 @@ fn streamable_http_server_started_from_command() {
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
     assert_eq!(rec["server"]["transport"], "http");
     for id in ["handshake", "tool-poisoning", "robust-input", "secret-echo"] {
-        assert_eq!(verdict(&rec, id), "pass", "{id}: {}", rec["checks"]);
+        assert_eq!(verdict(&rec, id), Verdict::Pass, "{id}: {}", rec["checks"]);
     }
     assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
+}
+
+#[test]
+fn tools_filter_limits_probing_and_reports_what_it_left_out() {
+    let scratch = Scratch::new();
+    let (rec, _) = common::record(&scratch, "good", "tools:\n  include: [\"read_*\", \"nope\"]\n");
+    assert_eq!(rec["server"]["tools"], serde_json::json!(["read_file"]));
+    let gaps: Vec<&str> = rec["notCovered"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(gaps.contains(&"left out by tools.include/tools.exclude: write_file, list_dir, stat"), "{gaps:?}");
+    assert!(gaps.contains(&"tools.include names \"nope\", which matches no tool the server lists"), "{gaps:?}");
+    let probed: Vec<&str> =
+        rec["checks"][2]["evidence"].as_array().unwrap().iter().filter_map(|e| e["tool"].as_str()).collect();
+    assert!(probed.iter().all(|t| *t == "read_file"), "{probed:?}");
 }

@@ -4,23 +4,26 @@
 mod common;
 
 use common::{Scratch, record, verdict};
+use sealmark_engine::model::Verdict::{self, Fail, Part};
 
 /// The core checks, in registry order.
 const CORE: [&str; 6] =
     ["handshake", "tool-poisoning", "robust-input", "secret-echo", "refusal-quality", "instructions-hygiene"];
 
 /// Server mode × check → expected verdict. Checks a row does not name must pass.
-const EXPECTED: &[(&str, &[(&str, &str)])] = &[
+const EXPECTED: &[(&str, &[(&str, Verdict)])] = &[
     ("good", &[]),
-    ("poisoned", &[("tool-poisoning", "fail")]),
-    ("env-echo", &[("secret-echo", "fail")]),
-    ("env-echo-base64", &[("secret-echo", "fail")]),
-    ("crash-on-bad-input", &[("robust-input", "fail")]),
-    ("accepts-anything", &[("robust-input", "part"), ("refusal-quality", "part")]),
-    ("malformed-schema", &[("handshake", "fail")]),
-    ("bad-version", &[("handshake", "fail")]),
-    ("vague-errors", &[("refusal-quality", "fail")]),
-    ("bossy-instructions", &[("instructions-hygiene", "fail")]),
+    ("poisoned", &[("tool-poisoning", Fail)]),
+    ("poisoned-prompt", &[("tool-poisoning", Fail)]),
+    ("poisoned-resource", &[("tool-poisoning", Fail)]),
+    ("env-echo", &[("secret-echo", Fail)]),
+    ("env-echo-base64", &[("secret-echo", Fail)]),
+    ("crash-on-bad-input", &[("robust-input", Fail)]),
+    ("accepts-anything", &[("robust-input", Part), ("refusal-quality", Part)]),
+    ("malformed-schema", &[("handshake", Fail)]),
+    ("bad-version", &[("handshake", Fail)]),
+    ("vague-errors", &[("refusal-quality", Fail)]),
+    ("bossy-instructions", &[("instructions-hygiene", Fail)]),
 ];
 
 fn check_mode(mode: &str) {
@@ -28,10 +31,10 @@ fn check_mode(mode: &str) {
     let scratch = Scratch::new();
     let (rec, _) = record(&scratch, mode, "");
     for id in CORE {
-        let want = row.iter().find(|(c, _)| *c == id).map_or("pass", |(_, v)| *v);
+        let want = row.iter().find(|(c, _)| *c == id).map_or(Verdict::Pass, |(_, v)| *v);
         let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
         assert_eq!(verdict(&rec, id), want, "mode {mode}, check {id}: {}", check["summary"]);
-        if want != "pass" {
+        if want != Verdict::Pass {
             assert!(
                 !check["evidence"].as_array().unwrap().is_empty(),
                 "mode {mode}, check {id}: a verdict needs evidence"
@@ -50,6 +53,16 @@ fn good_server_passes_every_core_check() {
 #[test]
 fn poisoned_description_fails_tool_poisoning() {
     check_mode("poisoned");
+}
+
+#[test]
+fn poisoned_prompt_fails_tool_poisoning() {
+    check_mode("poisoned-prompt");
+}
+
+#[test]
+fn poisoned_resource_fails_tool_poisoning() {
+    check_mode("poisoned-resource");
 }
 
 #[test]
@@ -96,7 +109,7 @@ fn steering_instructions_fail_instructions_hygiene() {
 fn the_table_covers_every_core_check_failing() {
     for id in CORE {
         assert!(
-            EXPECTED.iter().any(|(_, row)| row.iter().any(|(c, v)| *c == id && *v != "pass")),
+            EXPECTED.iter().any(|(_, row)| row.iter().any(|(c, v)| *c == id && *v == Fail)),
             "no fixture mode makes {id} fail"
         );
     }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Scratch, record, verdict};
+use sealmark_engine::model::Verdict;
 use std::time::{Duration, Instant};
 
 /// A short probe timeout keeps these tests quick; it makes the run CUSTOM, which
@@ -23,7 +24,7 @@ fn hostile(mode: &str) -> (serde_json::Value, Scratch) {
 #[test]
 fn hang_at_initialize_is_inconclusive() {
     let (rec, _) = hostile("hang-init");
-    assert_eq!(verdict(&rec, "handshake"), "inconclusive");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
     assert_eq!(rec["packs"]["core"]["status"], "inconclusive");
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("no answer within 1s"), "{summary}");
@@ -32,7 +33,7 @@ fn hang_at_initialize_is_inconclusive() {
 #[test]
 fn exit_at_start_is_inconclusive_and_says_how_it_exited() {
     let (rec, _) = hostile("die-at-start");
-    assert_eq!(verdict(&rec, "handshake"), "inconclusive");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("exited with status 3"), "{summary}");
     assert!(rec["serverLog"]["head"].as_str().unwrap().contains("exiting at start"));
@@ -41,7 +42,7 @@ fn exit_at_start_is_inconclusive_and_says_how_it_exited() {
 #[test]
 fn stdout_flood_is_bounded_and_inconclusive() {
     let (rec, _) = hostile("flood-stdout");
-    assert_eq!(verdict(&rec, "handshake"), "inconclusive");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
     // The server log keeps a bounded head of the stderr flood.
     assert!(rec["serverLog"]["truncated"].as_bool().unwrap());
     assert!(rec["serverLog"]["head"].as_str().unwrap().len() <= 64 * 1024);
@@ -50,7 +51,7 @@ fn stdout_flood_is_bounded_and_inconclusive() {
 #[test]
 fn garbage_answers_are_named() {
     let (rec, _) = hostile("garbage");
-    assert_eq!(verdict(&rec, "handshake"), "inconclusive");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("not JSON"), "{summary}");
 }
@@ -58,7 +59,7 @@ fn garbage_answers_are_named() {
 #[test]
 fn sigterm_ignored_is_killed() {
     let (rec, _) = hostile("ignore-sigterm");
-    assert_eq!(verdict(&rec, "handshake"), "pass");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Pass);
 }
 
 #[test]
@@ -78,8 +79,8 @@ fn children_that_leave_the_group_are_found_killed_and_named() {
 #[test]
 fn calls_that_never_return_are_bounded() {
     let (rec, _) = hostile("hang-on-call");
-    assert_eq!(verdict(&rec, "robust-input"), "part");
-    assert_eq!(verdict(&rec, "secret-echo"), "inconclusive");
+    assert_eq!(verdict(&rec, "robust-input"), Verdict::Part);
+    assert_eq!(verdict(&rec, "secret-echo"), Verdict::Inconclusive);
     // An inconclusive critical check makes the grade provisional.
     assert_eq!(rec["packs"]["core"]["grade"]["provisional"], true);
     assert!(

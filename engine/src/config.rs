@@ -64,11 +64,16 @@ impl ToolsFilter {
     /// Whether a tool is kept: listed by `include` (or no include list) and not excluded.
     /// Entries are exact names, or prefixes ending in `*`.
     pub fn keeps(&self, tool: &str) -> bool {
-        let hit = |pat: &String| match pat.strip_suffix('*') {
-            Some(prefix) => tool.starts_with(prefix),
-            None => tool == pat,
-        };
+        let hit = |pat: &String| Self::matches(pat, tool);
         (self.include.is_empty() || self.include.iter().any(hit)) && !self.exclude.iter().any(hit)
+    }
+
+    /// Whether one entry (an exact name, or a prefix ending in `*`) matches a tool.
+    pub fn matches(pattern: &str, tool: &str) -> bool {
+        match pattern.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => tool == pattern,
+        }
     }
 }
 

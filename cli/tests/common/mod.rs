@@ -2,6 +2,7 @@
 
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
+use sealmark_engine::model::Verdict;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -94,14 +95,8 @@ pub fn record(scratch: &Scratch, mode: &str, extra: &str) -> (Value, i32) {
 }
 
 /// The verdict of one check in a record.
-pub fn verdict(record: &Value, id: &str) -> String {
-    record["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no check {id}"))["verdict"]
-        .as_str()
-        .unwrap()
-        .to_string()
+pub fn verdict(record: &Value, id: &str) -> Verdict {
+    let check =
+        record["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"));
+    serde_json::from_value(check["verdict"].clone()).expect("a known verdict")
 }

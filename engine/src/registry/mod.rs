@@ -135,6 +135,12 @@ impl CheckDef {
         self.settings.iter().find(|s| s.key == key)
     }
 
+    /// Whether a setting is part of the standard profile: locked, and not a candidate's
+    /// (a candidate's settings never are).
+    pub fn locks(&self, setting: &Setting) -> bool {
+        setting.locked && !self.candidate
+    }
+
     /// The weight column of its page: `critical`, `scored`, `advisory`, plus `candidate`.
     pub fn weight_line(&self) -> String {
         let mut s = self.weight.id().to_string();

@@ -73,7 +73,7 @@ pub fn explain(c: &CheckDef) -> String {
     if !c.settings.is_empty() {
         let _ = writeln!(o, "  key | default | standard | meaning");
         for s in c.settings {
-            let locked = if s.locked && !c.candidate { "locked" } else { "not locked" };
+            let locked = if c.locks(s) { "locked" } else { "not locked" };
             let _ = writeln!(
                 o,
                 "  checks.{}.{} | {} | {locked} | {} ({})",
@@ -143,7 +143,7 @@ pub fn checks_markdown() -> String {
             if !c.settings.is_empty() {
                 o.push_str("\n**Settings**\n\n| key | default | standard | meaning |\n|---|---|---|---|\n");
                 for s in c.settings {
-                    let locked = if s.locked && !c.candidate { "locked" } else { "not locked" };
+                    let locked = if c.locks(s) { "locked" } else { "not locked" };
                     let _ = writeln!(
                         o,
                         "| `checks.{}.{}` | `{}` | {locked} | {} ({}) |",

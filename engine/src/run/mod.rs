@@ -10,7 +10,7 @@ pub mod sandbox;
 mod session;
 
 use crate::assemble::{RunFacts, assemble};
-use crate::config::Config;
+use crate::config::{Config, ToolsFilter};
 use crate::judge::core as judge;
 use crate::judge::core::{Canary, CoreObservations};
 use crate::record::{Announced, Record, SandboxRecord, ServerLog};
@@ -170,6 +170,11 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         for raw in &obs.tools.tools {
             let t = ToolInfo::from_value(raw);
             if config.tools.keeps(&t.name) { tools.push(t) } else { filtered_out.push(t.name) }
+        }
+        for wanted in &config.tools.include {
+            if !tools.iter().any(|t| ToolsFilter::matches(wanted, &t.name)) {
+                runner.gaps.push(format!("tools.include names \"{wanted}\", which matches no tool the server lists"));
+            }
         }
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
