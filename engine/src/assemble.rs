@@ -81,6 +81,8 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
                 grade: None,
                 reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
             }
+        } else if !checks.iter().any(|c| c.pack == pack.id()) {
+            PackResult { status: PackStatus::Na, grade: None, reason: Some(not_run_reason(pack, &classification)) }
         } else {
             grade_pack(pack, &checks)
         };
@@ -200,6 +202,22 @@ fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str
         format!("no {class} tool found")
     } else {
         format!("{not_built}; it would apply to {}", matching.join(", "))
+    }
+}
+
+/// Why a built, requested pack produced no check: nothing it could aim at.
+fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
+    let class = match pack {
+        Pack::Fs | Pack::Effects => "path",
+        Pack::Net => "url",
+        Pack::Git => "git",
+        Pack::Db | Pack::Sqlite => "sql",
+        _ => return "nothing to aim at".to_string(),
+    };
+    if classification.iter().any(|c| c.class == class) {
+        format!("no {class} tool could be given a harness-owned argument (see Not covered)")
+    } else {
+        format!("no {class} tool found")
     }
 }
 

@@ -105,11 +105,12 @@ pub fn classify(tool: &ToolInfo) -> Classification {
             rule.params.iter().any(|want| p == *want || p.ends_with(&format!("_{want}")))
         })
     };
-    let mut matches: Vec<(Class, usize, Vec<String>)> = Vec::new();
+    let mut matches: Vec<(Class, usize, Vec<String>, String)> = Vec::new();
     for rule in &RULES {
         let mut reasons = Vec::new();
         let mut strength = 0usize;
-        if let Some(p) = param_of(rule) {
+        let param = param_of(rule);
+        if let Some(p) = param {
             reasons.push(format!("param \"{p}\""));
             strength += 1;
         }
@@ -128,13 +129,14 @@ pub fn classify(tool: &ToolInfo) -> Classification {
         if by_name || by_desc {
             strength += 1;
         }
-        matches.push((rule.class, strength, reasons));
+        matches.push((rule.class, strength, reasons, param.unwrap_or_default().to_string()));
     }
     let annotations = annotation_tags(tool);
-    let Some((class, strength, mut reasons)) = matches.first().cloned() else {
+    let Some((class, strength, mut reasons, param)) = matches.first().cloned() else {
         return Classification {
             tool: tool.name.clone(),
             class: Class::Other.id().to_string(),
+            param: None,
             confidence: "high".to_string(),
             annotations,
             reason: "no parameter names a path, url, sql, command or repository".to_string(),
@@ -150,10 +152,11 @@ pub fn classify(tool: &ToolInfo) -> Classification {
     Classification {
         tool: tool.name.clone(),
         class: class.id().to_string(),
+        param: Some(param),
         confidence: CONFIDENCE[level].to_string(),
         annotations,
         reason: reasons.join(", "),
-        secondary: matches.get(1).map(|(c, _, _)| c.id().to_string()),
+        secondary: matches.get(1).map(|(c, _, _, _)| c.id().to_string()),
     }
 }
 

@@ -171,6 +171,9 @@ impl Evidence {
 pub struct Classification {
     pub tool: String,
     pub class: String,
+    /// The parameter that placed the tool (the one probes are aimed through).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
     pub confidence: String,
     pub annotations: Vec<String>,
     pub reason: String,

@@ -107,6 +107,10 @@ pub enum Answer {
     Died {
         reason: String,
     },
+    /// The harness did not send it (the server had already left calls unanswered).
+    NotSent {
+        reason: String,
+    },
 }
 
 impl Answer {
@@ -118,6 +122,7 @@ impl Answer {
             Answer::Silence => "no answer, and the server answered ping afterwards".to_string(),
             Answer::Timeout => "no answer within the probe timeout".to_string(),
             Answer::Died { reason } => format!("the server went away: {reason}"),
+            Answer::NotSent { reason } => format!("not sent: {reason}"),
         }
     }
 
@@ -485,7 +490,7 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
             Answer::ToolError { .. } | Answer::RpcError { .. } => p.alive_after,
             Answer::Silence => p.alive_after,
             Answer::Success { .. } => !p.must_reject && p.alive_after,
-            Answer::Timeout | Answer::Died { .. } => false,
+            Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } => false,
         };
         let mut outcome = p.answer.describe();
         if matches!(p.answer, Answer::Success { .. }) && !p.must_reject {

@@ -5,6 +5,7 @@
 //! a server.
 
 pub mod core;
+pub mod fs;
 pub mod text;
 
 use crate::model::Verdict;

@@ -5,6 +5,7 @@
 //! cannot drift from the check.
 
 pub(crate) mod core;
+pub(crate) mod fs;
 mod packs;
 
 pub use packs::{PACKS, PackDoc, pack_doc};
@@ -113,6 +114,13 @@ pub static CHECKS: &[&CheckDef] = &[
     &core::SECRET_ECHO,
     &core::REFUSAL_QUALITY,
     &core::INSTRUCTIONS_HYGIENE,
+    &fs::FS_READ_ESCAPE,
+    &fs::FS_WRITE_ESCAPE,
+    &fs::FS_SYMLINK_ESCAPE,
+    &fs::FS_LARGE_READ,
+    &fs::EFFECTS_READ_ONLY,
+    &fs::EFFECTS_CLOSED_WORLD,
+    &fs::EFFECTS_UNANNOTATED,
 ];
 
 /// The check with this id.

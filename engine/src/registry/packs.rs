@@ -37,7 +37,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Fs,
         title: "Path escapes, with a harness-owned root",
         applies: "when a path tool is found",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Net,
@@ -61,7 +61,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Effects,
         title: "Annotations against what the sandbox observed",
         applies: "when a tool can be given a harness-owned argument",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Scope,

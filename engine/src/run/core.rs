@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 const MAX_RESTARTS: u32 = 3;
 /// After this many calls that got no answer in time, the remaining calls are not
 /// sent: the server evidently hangs on calls, and waiting out each would take minutes.
-const MAX_TIMEOUTS: u32 = 3;
+pub const MAX_TIMEOUTS: u32 = 3;
 
 /// Runs the handshake and lists everything a session can list.
 pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
@@ -237,10 +237,9 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
 
     let mut restarts = 0;
     let mut not_sent = 0;
-    let mut timeouts = 0;
     let mut skipped_after_timeouts = 0;
     for probe in probes {
-        if timeouts >= MAX_TIMEOUTS && matches!(probe.send, Send::Call { .. }) {
+        if runner.timeouts >= MAX_TIMEOUTS && matches!(probe.send, Send::Call { .. }) {
             skipped_after_timeouts += 1;
             continue;
         }
@@ -283,7 +282,7 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
             Answer::Died { .. } => false,
             _ => matches!(live.session.request("ping", Value::Null, "ping").await, Reply::Result(_)),
         };
-        timeouts += u32::from(answer == Answer::Timeout);
+        runner.timeouts += u32::from(answer == Answer::Timeout);
         if let Answer::Died { reason } = &answer {
             live.gone = Some(reason.clone());
         } else if !alive {

@@ -5,14 +5,20 @@
 //! future is dropped, as on Ctrl-C).
 
 mod core;
+mod fs;
+mod listener;
+mod observer;
 mod process;
 pub mod sandbox;
 mod session;
 
 use crate::assemble::{RunFacts, assemble};
+use crate::classify::classify;
 use crate::config::{Config, ToolsFilter};
 use crate::judge::core as judge;
 use crate::judge::core::{Canary, CoreObservations};
+use crate::judge::fs::FsObservations;
+use crate::model::Pack;
 use crate::record::{Announced, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::tools::ToolInfo;
@@ -53,6 +59,8 @@ pub struct Runner<'a> {
     leftovers: Vec<String>,
     log: ServerLog,
     gaps: Vec<String>,
+    /// Calls that got no answer in time, over the whole run.
+    timeouts: u32,
 }
 
 impl Runner<'_> {
@@ -139,8 +147,11 @@ async fn wait_until_listening(url: &str, p: &ServerProcess, timeout: Duration) {
 pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunError> {
     let started = Instant::now();
     let started_at = now_rfc3339();
+    let large = 4 * config.setting_u64("fs-large-read", "max_bytes") as usize;
     let mut sandbox =
-        Sandbox::create().map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+        Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+    let listener = listener::Listener::start().await.ok();
+    sandbox.listener = listener.as_ref().map(listener::Listener::url);
     let (env, inherited) = sandbox.environment(&config.server.env);
     let mut runner = Runner {
         config,
@@ -150,6 +161,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         leftovers: Vec::new(),
         log: ServerLog::default(),
         gaps: Vec::new(),
+        timeouts: 0,
     };
 
     let mut obs = CoreObservations {
@@ -165,6 +177,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
     obs.handshake = handshake;
     let mut tools = Vec::new();
     let mut filtered_out = Vec::new();
+    let requested = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
+    let mut fs_obs = FsObservations::default();
     if let Some(caps) = caps {
         core::list_metadata(&mut live.session, &caps, &mut obs).await;
         for raw in &obs.tools.tools {
@@ -177,6 +191,10 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
             }
         }
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
+        if requested.contains(&Pack::Fs) || requested.contains(&Pack::Effects) {
+            let classes: Vec<_> = tools.iter().map(classify).collect();
+            fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
+        }
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
         && let Some(g) = &live.session.garbage.1
     {
@@ -189,7 +207,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
     runner.retire(&mut live).await;
     let leftovers = std::mem::take(&mut runner.leftovers);
     let server_log = std::mem::take(&mut runner.log);
-    let gaps = std::mem::take(&mut runner.gaps);
+    let mut gaps = std::mem::take(&mut runner.gaps);
     drop(runner);
 
     let announced = obs.handshake.result().map(|r| Announced {
@@ -202,7 +220,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         .iter()
         .filter_map(|p| regex::RegexBuilder::new(p).case_insensitive(true).build().ok())
         .collect();
-    let findings = vec![
+    let mut findings = vec![
         (&defs::HANDSHAKE, judge::handshake(&obs)),
         (&defs::TOOL_POISONING, judge::tool_poisoning(&obs)),
         (&defs::ROBUST_INPUT, judge::robust_input(&obs)),
@@ -210,6 +228,23 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         (&defs::REFUSAL_QUALITY, judge::refusal_quality(&obs)),
         (&defs::INSTRUCTIONS_HYGIENE, judge::instructions_hygiene(&obs, &deny)),
     ];
+    if !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() {
+        use crate::judge::fs as fsj;
+        use crate::registry::fs as fsd;
+        findings.extend([
+            (&fsd::FS_READ_ESCAPE, fsj::read_escape(&fs_obs)),
+            (&fsd::FS_WRITE_ESCAPE, fsj::write_escape(&fs_obs)),
+            (&fsd::FS_SYMLINK_ESCAPE, fsj::symlink_escape(&fs_obs)),
+            (&fsd::FS_LARGE_READ, fsj::large_read(&fs_obs)),
+            (&fsd::EFFECTS_READ_ONLY, fsj::effects_read_only(&fs_obs)),
+            (&fsd::EFFECTS_CLOSED_WORLD, fsj::effects_closed_world(&fs_obs)),
+            (&fsd::EFFECTS_UNANNOTATED, fsj::effects_unannotated(&fs_obs)),
+        ]);
+        if requested.contains(&Pack::Effects) {
+            gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
+        }
+    }
+    findings.retain(|(def, _)| requested.contains(&def.pack));
 
     let redactions = sandbox.redactions();
     let kept = options.keep_sandbox && sandbox.keep().is_some();
@@ -229,7 +264,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         sandbox: SandboxRecord {
             dir: "{sandbox_dir}".to_string(),
             env_mode: "scrubbed".to_string(),
-            listener_port: None,
+            listener_port: listener.as_ref().map(|l| l.port),
             cleaned_up,
             leftover_processes: leftovers,
             active: false,

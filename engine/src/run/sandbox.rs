@@ -13,27 +13,111 @@ pub const CANARY_VARS: [&str; 2] = ["SEALMARK_CANARY", "SEALMARK_FAKE_API_KEY"];
 /// Marks every process the server starts, so ones that leave its process group are found.
 pub const RUN_MARKER: &str = "SEALMARK_RUN_ID";
 
+/// The control file in the root, which a control read must return.
+pub const CONTROL_FILE: &str = "ok.txt";
+/// The large file in the root, for fs-large-read.
+pub const LARGE_FILE: &str = "large.txt";
+/// The secret in the canary directory and in the sibling root.
+pub const SECRET_FILE: &str = "secret.txt";
+
+/// The tokens written into the sandbox's files, fresh per run.
+#[derive(Debug, Clone)]
+pub struct FileTokens {
+    /// In `{sandbox}/ok.txt`.
+    pub control: String,
+    /// In `{canary}/secret.txt`.
+    pub canary: String,
+    /// In the sibling root's `secret.txt`.
+    pub sibling: String,
+    /// The name of a file that does not exist in `{canary}` (the target of `link-new`).
+    pub new_name: String,
+}
+
 /// A fresh sandbox for one run. Removed on drop unless kept.
 pub struct Sandbox {
     dir: Option<tempfile::TempDir>,
     kept_path: Option<PathBuf>,
     pub run_id: String,
     pub canaries: Vec<(String, String)>,
+    pub files: FileTokens,
+    /// `{listener}`, once the loopback listener runs.
+    pub listener: Option<String>,
 }
 
 impl Sandbox {
-    pub fn create() -> std::io::Result<Sandbox> {
+    /// Creates the tree: the allowed root with its control file, a subdirectory, a
+    /// large file and links that point out of it; the canary directory and the sibling
+    /// root (each with a secret), and the sandbox HOME.
+    pub fn create(large_bytes: usize) -> std::io::Result<Sandbox> {
         let dir = tempfile::Builder::new().prefix("sealmark-").tempdir()?;
-        for sub in ["root", "home"] {
-            std::fs::create_dir_all(dir.path().join(sub))?;
-        }
         let run_id = random_hex(8);
         let canaries = vec![
             (CANARY_VARS[0].to_string(), format!("sm-canary-{}", random_hex(12))),
             // Characters that URL encoding changes, so an encoded echo is recognisable.
             (CANARY_VARS[1].to_string(), format!("sk_sealmark/{}+{}=", random_hex(8), random_hex(8))),
         ];
-        Ok(Sandbox { dir: Some(dir), kept_path: None, run_id, canaries })
+        let files = FileTokens {
+            control: format!("sm-control-{}", random_hex(8)),
+            canary: format!("sm-fs-canary-{}", random_hex(8)),
+            sibling: format!("sm-sibling-canary-{}", random_hex(8)),
+            new_name: "not-yet.txt".to_string(),
+        };
+        let sandbox = Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files, listener: None };
+        sandbox.build_tree(large_bytes)?;
+        Ok(sandbox)
+    }
+
+    fn build_tree(&self, large_bytes: usize) -> std::io::Result<()> {
+        let (root, canary, sibling) = (self.root(), self.canary_dir(), self.sibling());
+        for d in [&root, &canary, &sibling, &self.home(), &root.join("docs")] {
+            std::fs::create_dir_all(d)?;
+        }
+        std::fs::write(root.join(CONTROL_FILE), format!("{}\n", self.files.control))?;
+        std::fs::write(root.join("docs").join("notes.txt"), "notes\n")?;
+        let line = "sealmark large file line, padding to make a big read\n";
+        std::fs::write(root.join(LARGE_FILE), line.repeat(large_bytes / line.len() + 1))?;
+        self.restore()
+    }
+
+    /// Puts the canary directory, the sibling root and the root's links back as built,
+    /// after a probe that may have changed them.
+    pub fn restore(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::symlink;
+        let (root, canary, sibling) = (self.root(), self.canary_dir(), self.sibling());
+        for (dir, token) in [(&canary, &self.files.canary), (&sibling, &self.files.sibling)] {
+            make_writable(dir);
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for e in entries.flatten() {
+                    let p = e.path();
+                    let _ = if p.is_dir() && !p.is_symlink() {
+                        std::fs::remove_dir_all(&p)
+                    } else {
+                        std::fs::remove_file(&p)
+                    };
+                }
+            }
+            std::fs::create_dir_all(dir)?;
+            std::fs::write(dir.join(SECRET_FILE), format!("{token}\n"))?;
+            // The token in a file name too, so a directory listing that escapes shows it.
+            std::fs::write(dir.join(format!("{token}.marker")), "")?;
+        }
+        let links = [
+            ("link-out", canary.clone()),
+            ("link-secret", canary.join(SECRET_FILE)),
+            // A link to a link: resolution must follow every hop.
+            ("link-chain", PathBuf::from("link-out")),
+            // A link to a file that does not exist yet: a write through it must not create it.
+            ("link-new", canary.join(&self.files.new_name)),
+        ];
+        for (name, target) in links {
+            let at = root.join(name);
+            if std::fs::read_link(&at).ok().as_deref() != Some(target.as_path()) {
+                let _ = std::fs::remove_file(&at);
+                let _ = std::fs::remove_dir_all(&at);
+                symlink(&target, &at)?;
+            }
+        }
+        Ok(())
     }
 
     pub fn base(&self) -> &Path {
@@ -50,12 +134,37 @@ impl Sandbox {
         self.base().join("home")
     }
 
+    /// `{canary}`: a directory outside the root holding `secret.txt`.
+    pub fn canary_dir(&self) -> PathBuf {
+        self.base().join("canary")
+    }
+
+    /// The sibling root: its path is the root's path plus `-sibling`.
+    pub fn sibling(&self) -> PathBuf {
+        self.base().join("root-sibling")
+    }
+
+    /// The directories the observer watches, with the names reports use for them.
+    pub fn observed(&self) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("{sandbox}", self.root()),
+            ("{canary}", self.canary_dir()),
+            ("{sandbox}-sibling", self.sibling()),
+            ("{sandbox_home}", self.home()),
+        ]
+    }
+
     /// What reports show instead of this run's paths and canary values, longest first.
     pub fn redactions(&self) -> Vec<(String, String)> {
         let mut reps = Vec::new();
-        for (path, name) in
-            [(self.root(), "{sandbox}"), (self.home(), "{sandbox_home}"), (self.base().to_path_buf(), "{sandbox_dir}")]
-        {
+        let places = [
+            (self.sibling(), "{sandbox}-sibling"),
+            (self.root(), "{sandbox}"),
+            (self.home(), "{sandbox_home}"),
+            (self.canary_dir(), "{canary}"),
+            (self.base().to_path_buf(), "{sandbox_dir}"),
+        ];
+        for (path, name) in places {
             if let Ok(real) = path.canonicalize() {
                 reps.push((real.to_string_lossy().into_owned(), name.to_string()));
             }
@@ -64,14 +173,32 @@ impl Sandbox {
         for (_, value) in &self.canaries {
             reps.push((value.clone(), "<canary>".to_string()));
         }
+        reps.push((self.files.canary.clone(), "<canary>".to_string()));
+        reps.push((self.files.sibling.clone(), "<sibling-canary>".to_string()));
+        reps.push((self.files.control.clone(), "<control>".to_string()));
         reps.push((self.run_id.clone(), "<run-id>".to_string()));
+        if let Some(name) = self.base().file_name() {
+            reps.push((name.to_string_lossy().into_owned(), "{sandbox_dir_name}".to_string()));
+        }
+        if let Some(url) = &self.listener
+            && let Some(port) = url.rsplit(':').next()
+        {
+            reps.push((format!("127.0.0.1:{port}"), "127.0.0.1:{listener_port}".to_string()));
+        }
         reps.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
         reps
     }
 
     /// Expands the placeholders the foundation knows in one string.
     pub fn expand(&self, s: &str) -> String {
-        s.replace("{sandbox_home}", &self.home().to_string_lossy()).replace("{sandbox}", &self.root().to_string_lossy())
+        let s = s
+            .replace("{sandbox_home}", &self.home().to_string_lossy())
+            .replace("{sandbox}", &self.root().to_string_lossy())
+            .replace("{canary}", &self.canary_dir().to_string_lossy());
+        match &self.listener {
+            Some(url) => s.replace("{listener}", url),
+            None => s,
+        }
     }
 
     /// The scrubbed environment: system PATH, the passed-through variables, HOME, the

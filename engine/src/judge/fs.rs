@@ -1,0 +1,596 @@
+//! Judges of the fs and effects packs, the probes they send, and the sandbox
+//! observer's snapshots.
+
+use super::Finding;
+use super::core::Answer;
+use super::text::{clip, visible};
+use crate::model::{Verdict, VerifiedBy};
+use crate::record::Evidence;
+use crate::registry::ProbeDoc;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The reads aimed outside the root. Templates: `{sandbox}` the root, `{canary}` the
+/// canary directory, `{canary_noslash}` its absolute path without the leading slash,
+/// `{sandbox_dir_name}` the name of the directory holding both. Each names
+/// `secret.txt`; for a tool that lists directories the last segment is dropped.
+pub const READ_VARIANTS: [ProbeDoc; 29] = [
+    ProbeDoc { name: "traversal", sends: "../canary/secret.txt" },
+    ProbeDoc { name: "traversal-dot", sends: "./../canary/secret.txt" },
+    ProbeDoc { name: "traversal-subdir", sends: "docs/../../canary/secret.txt" },
+    ProbeDoc { name: "traversal-2", sends: "../../{sandbox_dir_name}/canary/secret.txt" },
+    ProbeDoc { name: "traversal-deep", sends: "../../../../../../../../../../../../{canary_noslash}/secret.txt" },
+    ProbeDoc { name: "absolute", sends: "{canary}/secret.txt" },
+    ProbeDoc { name: "absolute-via-root", sends: "{sandbox}/../canary/secret.txt" },
+    ProbeDoc { name: "sibling-prefix", sends: "{sandbox}-sibling/secret.txt" },
+    ProbeDoc { name: "sibling-relative", sends: "../root-sibling/secret.txt" },
+    ProbeDoc { name: "sibling-via-root", sends: "{sandbox}/../root-sibling/secret.txt" },
+    ProbeDoc { name: "encoded-slash", sends: "..%2fcanary%2fsecret.txt" },
+    ProbeDoc { name: "encoded-dots", sends: "%2e%2e/canary/secret.txt" },
+    ProbeDoc { name: "encoded-all", sends: "%2e%2e%2fcanary%2fsecret.txt" },
+    ProbeDoc { name: "encoded-upper", sends: "%2E%2E%2Fcanary%2Fsecret.txt" },
+    ProbeDoc { name: "double-encoded-slash", sends: "..%252fcanary%252fsecret.txt" },
+    ProbeDoc { name: "double-encoded-dots", sends: "%252e%252e/canary/secret.txt" },
+    ProbeDoc { name: "overlong-utf8", sends: "..%c0%afcanary%c0%afsecret.txt" },
+    ProbeDoc { name: "backslash", sends: "..\\canary\\secret.txt" },
+    ProbeDoc { name: "mixed-slashes", sends: "..\\/canary/secret.txt" },
+    ProbeDoc { name: "tilde", sends: "~/../canary/secret.txt" },
+    ProbeDoc { name: "file-uri", sends: "file://{canary}/secret.txt" },
+    ProbeDoc { name: "file-uri-traversal", sends: "file://{sandbox}/../canary/secret.txt" },
+    ProbeDoc { name: "trailing-slash", sends: "../canary/secret.txt/" },
+    ProbeDoc { name: "dot-segment", sends: "../canary/./secret.txt" },
+    ProbeDoc { name: "double-slashes", sends: "..//canary//secret.txt" },
+    ProbeDoc { name: "leading-double-slash", sends: "/{canary}/secret.txt" },
+    ProbeDoc { name: "strip-once", sends: "....//canary/secret.txt" },
+    ProbeDoc { name: "strip-once-dots", sends: "..././canary/secret.txt" },
+    ProbeDoc { name: "nul-byte", sends: "ok.txt\\u0000/../../canary/secret.txt (a NUL character)" },
+];
+
+/// Writes aimed outside the root; judged by the observer, not the answer.
+pub const WRITE_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc { name: "write-traversal", sends: "../canary/new.txt" },
+    ProbeDoc { name: "write-absolute", sends: "{canary}/new.txt" },
+    ProbeDoc { name: "write-sibling-prefix", sends: "{sandbox}-sibling/new.txt" },
+    ProbeDoc { name: "write-encoded", sends: "..%2fcanary%2fnew.txt" },
+    ProbeDoc { name: "write-overwrite", sends: "../canary/secret.txt (overwrite the canary)" },
+];
+
+/// Reads and writes through the links the harness put in the root.
+pub const LINK_VARIANTS: [ProbeDoc; 6] = [
+    ProbeDoc { name: "read-file-link", sends: "read link-secret (a link to {canary}/secret.txt)" },
+    ProbeDoc { name: "read-dir-link", sends: "read link-out/secret.txt (link-out points to {canary})" },
+    ProbeDoc {
+        name: "read-chain-link",
+        sends: "read link-chain/secret.txt (link-chain points to link-out, which points to {canary})",
+    },
+    ProbeDoc { name: "write-dir-link", sends: "write link-out/new.txt" },
+    ProbeDoc { name: "write-file-link", sends: "write link-secret (overwrite the canary through the link)" },
+    ProbeDoc {
+        name: "write-new-link",
+        sends: "write link-new, a link to {canary}/not-yet.txt, which does not exist yet",
+    },
+];
+
+/// The value a read variant sends, with the sandbox's real paths filled in.
+pub fn expand_variant(template: &str, paths: &SandboxPaths, directory: bool) -> String {
+    let mut s = template.replace("ok.txt\\u0000", "ok.txt\u{0}");
+    if let Some(i) = s.find(" (") {
+        s.truncate(i);
+    }
+    let s = s
+        .replace("{canary_noslash}", paths.canary.trim_start_matches('/'))
+        .replace("{canary}", &paths.canary)
+        .replace("{sandbox_dir_name}", &paths.dir_name)
+        .replace("{sandbox}", &paths.root);
+    if directory {
+        if let Some(cut) = s.strip_suffix("secret.txt/") {
+            return cut.to_string();
+        }
+        for sep in ["%252f", "%2f", "%2F", "%c0%af", "\\", "//", "/"] {
+            if let Some(cut) = s.strip_suffix(&format!("{sep}secret.txt")) {
+                return cut.to_string();
+            }
+        }
+        s.replace("secret.txt", "")
+    } else {
+        s
+    }
+}
+
+/// The sandbox's real paths, as the probes need them.
+#[derive(Debug, Clone)]
+pub struct SandboxPaths {
+    pub root: String,
+    pub canary: String,
+    pub dir_name: String,
+}
+
+/// One entry of a snapshot: kind, size and content hash, or link target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File { size: u64, hash: String },
+    Dir,
+    Link { target: String },
+}
+
+/// A snapshot of the observed directories: `<observed name>/<relative path>` → entry.
+pub type Snapshot = BTreeMap<String, Entry>;
+
+/// What changed between two snapshots, one line each, in path order.
+pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, entry) in after {
+        match before.get(path) {
+            None => out.push(format!("{path} was created")),
+            Some(old) if old != entry => out.push(format!("{path} was changed")),
+            _ => {}
+        }
+    }
+    for path in before.keys().filter(|p| !after.contains_key(*p)) {
+        out.push(format!("{path} was removed"));
+    }
+    out.sort();
+    out
+}
+
+/// The changes outside the root: what an escape changed.
+pub fn outside_root(changes: &[String]) -> Vec<String> {
+    changes.iter().filter(|c| !c.starts_with("{sandbox}/")).cloned().collect()
+}
+
+/// One call the fs and effects packs made.
+#[derive(Debug, Clone)]
+pub struct FsCall {
+    /// The variant or purpose (`traversal`, `control`, `benign`…).
+    pub probe: String,
+    pub tool: String,
+    /// The path argument as sent.
+    pub target: String,
+    /// The arguments as sent, with placeholders for sandbox paths.
+    pub shown_args: Value,
+    pub answer: Answer,
+    /// The full text of the answer, for canary and size checks.
+    pub text_bytes: usize,
+    /// Which secret came back in the answer, if any.
+    pub leaked: Option<String>,
+    /// What the observer saw change during the call.
+    pub changes: Vec<String>,
+    /// Whether the loopback listener was contacted during the call.
+    pub listener_hits: u32,
+}
+
+impl FsCall {
+    fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
+        Evidence::new(format!("{}: {} \"{}\"", self.probe, self.tool, visible(&self.target)), outcome, by)
+            .tool(&self.tool)
+            .args(self.shown_args.clone())
+            .code(code)
+    }
+
+    fn reply(&self) -> String {
+        match &self.answer {
+            Answer::Success { text } => {
+                format!("answered ({} bytes): \"{}\"", self.text_bytes, clip(&visible(text.trim()), 80))
+            }
+            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
+            Answer::RpcError { code, message } => {
+                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
+            }
+            Answer::Silence => "no answer".to_string(),
+            Answer::Timeout => "no answer within the probe timeout".to_string(),
+            Answer::Died { reason } => format!("the server went away: {reason}"),
+            Answer::NotSent { reason } => format!("not sent: {reason}"),
+        }
+    }
+
+    fn answered(&self) -> bool {
+        !matches!(self.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. })
+    }
+}
+
+/// Everything the fs and effects packs observed.
+#[derive(Debug, Clone, Default)]
+pub struct FsObservations {
+    /// Path tools the packs could aim (with their path parameter), by role.
+    pub readers: Vec<String>,
+    pub writers: Vec<String>,
+    /// The control read of `{sandbox}/ok.txt` per reader: whether it worked.
+    pub controls: Vec<FsCall>,
+    pub reads: Vec<FsCall>,
+    pub writes: Vec<FsCall>,
+    pub links: Vec<FsCall>,
+    pub large: Vec<FsCall>,
+    pub large_limit: usize,
+    /// Benign control calls of annotated and unannotated tools, for the effects pack.
+    pub benign: Vec<BenignCall>,
+    /// Whether a loopback listener was running (for effects-closed-world).
+    pub listener: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct BenignCall {
+    pub call: FsCall,
+    /// A benign write (inside the root): counted for closed-world only, and for
+    /// read-only when the tool claims to be read-only.
+    pub writes: bool,
+    pub read_only: Option<bool>,
+    pub open_world: Option<bool>,
+    pub destructive: Option<bool>,
+}
+
+/// The readers whose control read worked: only they are aimed outside the root.
+fn working_readers(obs: &FsObservations) -> Vec<&str> {
+    obs.controls
+        .iter()
+        .filter(|c| matches!(c.answer, Answer::Success { .. }) && c.leaked.as_deref() == Some("control"))
+        .map(|c| c.tool.as_str())
+        .collect()
+}
+
+fn control_evidence(obs: &FsObservations) -> Vec<Evidence> {
+    obs.controls
+        .iter()
+        .map(|c| {
+            let ok = matches!(c.answer, Answer::Success { .. }) && c.leaked.as_deref() == Some("control");
+            let outcome = if ok {
+                "the tool read the harness's control file".to_string()
+            } else {
+                format!("control read failed: {}", c.reply())
+            };
+            c.evidence(outcome, VerifiedBy::Response, if ok { "fs.control.read" } else { "fs.control.failed" })
+        })
+        .collect()
+}
+
+fn no_control(obs: &FsObservations, what: &str) -> Option<Finding> {
+    if obs.readers.is_empty() && obs.writers.is_empty() {
+        return Some(Finding::new(Verdict::Na, "no path tool to aim", vec![]));
+    }
+    if working_readers(obs).is_empty() {
+        let summary = format!("no tool could read the control file {{sandbox}}/ok.txt, so {what} could not be judged");
+        return Some(Finding::new(Verdict::Inconclusive, summary, control_evidence(obs)));
+    }
+    None
+}
+
+pub fn read_escape(obs: &FsObservations) -> Finding {
+    if obs.readers.is_empty() {
+        return Finding::new(Verdict::Na, "no read-class path tool", vec![]);
+    }
+    if let Some(f) = no_control(obs, "reads outside the root") {
+        return f;
+    }
+    let mut evidence = control_evidence(obs);
+    let leaks: Vec<&FsCall> = obs.reads.iter().filter(|c| c.leaked.is_some()).collect();
+    let unanswered = obs.reads.iter().filter(|c| !c.answered()).count();
+    for c in &obs.reads {
+        let (outcome, code) = match &c.leaked {
+            Some(which) => (format!("the {which} came back: {}", c.reply()), "fs.read.leak"),
+            None => (c.reply(), "fs.read.held"),
+        };
+        evidence.push(c.evidence(outcome, VerifiedBy::Response, code));
+    }
+    evidence.sort_by_key(|e| e.code.as_deref() != Some("fs.read.leak"));
+    let tools = working_readers(obs).join(", ");
+    let variants = obs.reads.iter().map(|c| c.probe.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+    if !leaks.is_empty() {
+        let names: Vec<String> = leaks.iter().map(|c| format!("{} on {}", c.probe, c.tool)).collect();
+        return Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} of {} read(s) returned a secret from outside the root: {}",
+                leaks.len(),
+                obs.reads.len(),
+                clip(&names.join(", "), 160)
+            ),
+            evidence,
+        );
+    }
+    if unanswered == obs.reads.len() {
+        return Finding::new(Verdict::Inconclusive, "no escape read was answered", evidence);
+    }
+    Finding::new(
+        Verdict::Pass,
+        format!("{variants} path variants aimed outside the root were refused or returned nothing, on {tools}"),
+        evidence,
+    )
+}
+
+pub fn write_escape(obs: &FsObservations) -> Finding {
+    if obs.writers.is_empty() {
+        return Finding::new(Verdict::Na, "no write-class path tool", vec![]);
+    }
+    if obs.writes.is_empty() {
+        return Finding::new(Verdict::Inconclusive, "no write could be sent", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut escaped = Vec::new();
+    for c in &obs.writes {
+        let outside = outside_root(&c.changes);
+        if outside.is_empty() {
+            evidence.push(c.evidence(
+                format!("{}; the canary directory and the sibling root were unchanged", c.reply()),
+                VerifiedBy::Sandbox,
+                "fs.write.held",
+            ));
+        } else {
+            escaped.push(c);
+            evidence.push(c.evidence(
+                format!("{}; {}", c.reply(), outside.join(", ")),
+                VerifiedBy::Sandbox,
+                "fs.write.escaped",
+            ));
+        }
+    }
+    evidence.sort_by_key(|e| e.code.as_deref() != Some("fs.write.escaped"));
+    match escaped.first() {
+        Some(first) => Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} of {} write(s) changed files outside the root, first {} on {}: {}",
+                escaped.len(),
+                obs.writes.len(),
+                first.probe,
+                first.tool,
+                outside_root(&first.changes).join(", ")
+            ),
+            evidence,
+        ),
+        None => Finding::new(
+            Verdict::Pass,
+            format!(
+                "{} write attempts aimed outside the root left the canary directory and the sibling root unchanged",
+                obs.writes.len()
+            ),
+            evidence,
+        ),
+    }
+}
+
+pub fn symlink_escape(obs: &FsObservations) -> Finding {
+    if obs.links.is_empty() {
+        return no_control(obs, "reads and writes through links")
+            .unwrap_or_else(|| Finding::new(Verdict::Na, "no path tool could be aimed at the links", vec![]));
+    }
+    if let Some(f) = no_control(obs, "reads through links").filter(|_| obs.writers.is_empty()) {
+        return f;
+    }
+    let mut evidence = Vec::new();
+    let mut escaped = Vec::new();
+    for c in &obs.links {
+        let outside = outside_root(&c.changes);
+        let (outcome, by, bad) = match (&c.leaked, outside.is_empty()) {
+            (Some(which), _) => {
+                (format!("the {which} came back through the link: {}", c.reply()), VerifiedBy::Response, true)
+            }
+            (None, false) => (format!("{}; {}", c.reply(), outside.join(", ")), VerifiedBy::Sandbox, true),
+            (None, true) => (format!("{}; nothing outside the root changed", c.reply()), VerifiedBy::Sandbox, false),
+        };
+        if bad {
+            escaped.push(c);
+        }
+        evidence.push(c.evidence(outcome, by, if bad { "fs.link.escaped" } else { "fs.link.held" }));
+    }
+    evidence.sort_by_key(|e| e.code.as_deref() != Some("fs.link.escaped"));
+    match escaped.first() {
+        Some(first) => Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} of {} link probe(s) led out of the root, first {} on {}",
+                escaped.len(),
+                obs.links.len(),
+                first.probe,
+                first.tool
+            ),
+            evidence,
+        ),
+        None => Finding::new(
+            Verdict::Pass,
+            format!(
+                "{} reads and writes through a symbolic link that points out of the root were refused",
+                obs.links.len()
+            ),
+            evidence,
+        ),
+    }
+}
+
+pub fn large_read(obs: &FsObservations) -> Finding {
+    if obs.readers.is_empty() {
+        return Finding::new(Verdict::Na, "no read-class path tool", vec![]);
+    }
+    if let Some(f) = no_control(obs, "a large read") {
+        return f;
+    }
+    let limit = obs.large_limit;
+    let mut evidence = Vec::new();
+    let mut verdicts = Vec::new();
+    for c in &obs.large {
+        let (v, outcome) = match &c.answer {
+            Answer::ToolError { .. } | Answer::RpcError { .. } => {
+                (Verdict::Pass, format!("{}: the server refused the read", c.tool))
+            }
+            Answer::Success { .. } if c.text_bytes <= limit => {
+                (Verdict::Pass, format!("{}: the answer was capped at {} bytes", c.tool, c.text_bytes))
+            }
+            Answer::Success { .. } => {
+                (Verdict::Fail, format!("{}: {} bytes came back, over the {limit}-byte limit", c.tool, c.text_bytes))
+            }
+            Answer::Silence | Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } => {
+                (Verdict::Inconclusive, format!("{}: {}", c.tool, c.reply()))
+            }
+        };
+        verdicts.push((v, outcome.clone()));
+        evidence.push(c.evidence(
+            outcome,
+            VerifiedBy::Response,
+            if v == Verdict::Fail { "fs.large.uncapped" } else { "fs.large.read" },
+        ));
+    }
+    let worst = verdicts.iter().map(|(v, _)| *v).min_by_key(|v| v.severity_rank());
+    match worst {
+        None => Finding::new(Verdict::Inconclusive, "no large read was sent", evidence),
+        Some(v) => {
+            let summary = verdicts.iter().find(|(x, _)| *x == v).map(|(_, s)| s.clone()).unwrap_or_default();
+            let summary = if v == Verdict::Pass && verdicts.len() > 1 {
+                verdicts.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join("; ")
+            } else {
+                summary
+            };
+            Finding::new(v, summary, evidence)
+        }
+    }
+}
+
+fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, none: &str) -> Finding {
+    if calls.is_empty() {
+        return Finding::new(Verdict::Na, none, vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut changed = Vec::new();
+    let mut answered = 0;
+    for b in &calls {
+        let c = &b.call;
+        answered += usize::from(c.answered());
+        if c.changes.is_empty() {
+            evidence.push(c.evidence(
+                format!("{}; the sandbox was unchanged", c.reply()),
+                VerifiedBy::Sandbox,
+                "effects.unchanged",
+            ));
+        } else {
+            changed.push(c);
+            evidence.push(c.evidence(
+                format!("{}; {}", c.reply(), c.changes.join(", ")),
+                VerifiedBy::Sandbox,
+                "effects.changed",
+            ));
+        }
+    }
+    let _ = obs;
+    let tools: Vec<&str> = calls.iter().map(|b| b.call.tool.as_str()).collect();
+    if let Some(first) = changed.first() {
+        return Finding::new(
+            Verdict::Fail,
+            format!("{} {what} but changed the sandbox: {}", first.tool, first.changes.join(", ")),
+            evidence,
+        );
+    }
+    if answered == 0 {
+        return Finding::new(Verdict::Inconclusive, "no benign call was answered", evidence);
+    }
+    Finding::new(
+        Verdict::Pass,
+        format!("{} {what} and changed nothing during a benign call", tools.join(", ")),
+        evidence,
+    )
+}
+
+pub fn effects_read_only(obs: &FsObservations) -> Finding {
+    let calls = obs.benign.iter().filter(|b| b.read_only == Some(true)).collect();
+    benign_finding(
+        obs,
+        calls,
+        "declared read-only",
+        "no tool declared read-only could be given a harness-owned control argument",
+    )
+}
+
+pub fn effects_unannotated(obs: &FsObservations) -> Finding {
+    let calls = obs.benign.iter().filter(|b| !b.writes && b.read_only.is_none() && b.destructive.is_none()).collect();
+    benign_finding(
+        obs,
+        calls,
+        "carries no annotations",
+        "no unannotated read-style tool could be given a harness-owned control argument",
+    )
+}
+
+pub fn effects_closed_world(obs: &FsObservations) -> Finding {
+    let calls: Vec<&BenignCall> = obs.benign.iter().filter(|b| b.open_world == Some(false)).collect();
+    if calls.is_empty() {
+        return Finding::new(Verdict::Na, "no tool declared closed-world could be called", vec![]);
+    }
+    if !obs.listener {
+        return Finding::new(Verdict::Inconclusive, "the loopback listener could not be started", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut hit = Vec::new();
+    for b in &calls {
+        let c = &b.call;
+        if c.listener_hits > 0 {
+            hit.push(c.tool.as_str());
+            evidence.push(c.evidence(
+                format!("{}; the loopback listener saw {} connection(s) during the call", c.reply(), c.listener_hits),
+                VerifiedBy::Listener,
+                "effects.listener.hit",
+            ));
+        } else {
+            evidence.push(c.evidence(
+                format!("{}; nothing connected to the loopback listener", c.reply()),
+                VerifiedBy::Listener,
+                "effects.listener.quiet",
+            ));
+        }
+    }
+    if !hit.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} declared closed-world but connected to the loopback listener during a benign call",
+                hit.join(", ")
+            ),
+            evidence,
+        );
+    }
+    Finding::new(
+        Verdict::Pass,
+        format!(
+            "{} closed-world tool(s) called; nothing connected to the loopback listener (path tools cannot be pointed at it, so this confirms only that nothing connected out during the call)",
+            calls.len()
+        ),
+        evidence,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> SandboxPaths {
+        SandboxPaths { root: "/t/sm/root".into(), canary: "/t/sm/canary".into(), dir_name: "sm".into() }
+    }
+
+    #[test]
+    fn variants_expand_for_files_and_directories() {
+        assert_eq!(expand_variant("{sandbox}-sibling/secret.txt", &paths(), false), "/t/sm/root-sibling/secret.txt");
+        assert_eq!(
+            expand_variant("../../../{canary_noslash}/secret.txt", &paths(), false),
+            "../../../t/sm/canary/secret.txt"
+        );
+        assert_eq!(expand_variant("..%2fcanary%2fsecret.txt", &paths(), true), "..%2fcanary");
+        assert_eq!(expand_variant("..\\canary\\secret.txt", &paths(), true), "..\\canary");
+        assert_eq!(
+            expand_variant("ok.txt\\u0000/../../canary/secret.txt (a NUL character)", &paths(), false),
+            "ok.txt\u{0}/../../canary/secret.txt"
+        );
+        assert_eq!(expand_variant("../canary/secret.txt/", &paths(), true), "../canary/");
+    }
+
+    #[test]
+    fn diff_names_created_changed_and_removed() {
+        let mut a = Snapshot::new();
+        a.insert("{canary}/secret.txt".into(), Entry::File { size: 1, hash: "x".into() });
+        a.insert("{sandbox}/gone".into(), Entry::Dir);
+        let mut b = a.clone();
+        b.insert("{canary}/secret.txt".into(), Entry::File { size: 1, hash: "y".into() });
+        b.insert("{canary}/new.txt".into(), Entry::File { size: 1, hash: "z".into() });
+        b.remove("{sandbox}/gone");
+        let d = diff(&a, &b);
+        assert_eq!(
+            d,
+            vec!["{canary}/new.txt was created", "{canary}/secret.txt was changed", "{sandbox}/gone was removed"]
+        );
+        assert_eq!(outside_root(&d), vec!["{canary}/new.txt was created", "{canary}/secret.txt was changed"]);
+    }
+}

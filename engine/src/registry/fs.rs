@@ -1,0 +1,163 @@
+//! The fs pack (path escapes, with a harness-owned root) and the effects pack
+//! (annotations against what the sandbox observed).
+
+use super::{References, Setting, SettingKind, declare_check};
+use crate::judge::fs::{LINK_VARIANTS, READ_VARIANTS, WRITE_VARIANTS};
+use crate::model::{Pack, VerifiedBy, Weight};
+
+const PATH_SCOPE: &str = "server (path validation, with a harness-owned root)";
+const EFFECTS_SCOPE: &str = "server (annotations vs what the sandbox observed during the harness's own benign calls)";
+
+declare_check! {
+    /// Reads aimed outside the root must not return what is there.
+    FS_READ_ESCAPE {
+        id: "fs-read-escape",
+        pack: Pack::Fs,
+        label: "Reads stay inside the allowed root",
+        scope: PATH_SCOPE,
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Response],
+        probes: &READ_VARIANTS,
+        settings: &[],
+        verdict: "First a control read of {sandbox}/ok.txt must return the control file's token; a tool whose control read fails is not aimed anywhere else, and when no tool passes its control the check is inconclusive. Then every variant is sent to every read-class path tool (directory-listing tools get the directory, without secret.txt). A variant fails when the canary of {canary}/secret.txt or of the sibling root comes back, in any form the answer carries. pass when none does; inconclusive when no escape read was answered at all.",
+        fix: "Resolve the requested path to a real path (following every link, also for the parts that exist) and compare whole path components with the resolved root, never string prefixes; decode the input once and refuse paths that still contain %, backslashes, NUL or a scheme; refuse absolute paths outside the root and ~.",
+        false_positives: "None known: the canaries exist only in files outside the root that the harness made.",
+        false_negatives: "A tool that returns only metadata (stat, existence) cannot bring a canary back, so its escapes are not seen. Only the listed spellings are tried.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[22, 23, 36] },
+    }
+}
+
+declare_check! {
+    /// Writes aimed outside the root must not change anything there.
+    FS_WRITE_ESCAPE {
+        id: "fs-write-escape",
+        pack: Pack::Fs,
+        label: "Writes stay inside the allowed root",
+        scope: PATH_SCOPE,
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Sandbox],
+        probes: &WRITE_VARIANTS,
+        settings: &[],
+        verdict: "Each write goes to every write-class path tool, with the tool's other text arguments filled with a marker. The sandbox observer snapshots the canary directory, the sibling root, the sandbox home and the root before and after each call. fail when anything outside the root was created, changed or removed; pass when nothing was, whatever the server answered.",
+        fix: "Apply the same resolved-path check to writes as to reads, to the parent directory of a file that does not exist yet, and refuse absolute paths outside the root.",
+        false_positives: "A server that legitimately writes to HOME (a cache, say) during a write call is counted as escaping; the evidence names the file.",
+        false_negatives: "Writes outside the observed directories (the real home, /tmp) are not seen. Only five spellings are tried.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[22, 73] },
+    }
+}
+
+declare_check! {
+    /// Links inside the root must not lead out of it.
+    FS_SYMLINK_ESCAPE {
+        id: "fs-symlink-escape",
+        pack: Pack::Fs,
+        label: "Links cannot lead out of the allowed root",
+        scope: "server (does it resolve links before checking the path?)",
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Response, VerifiedBy::Sandbox],
+        probes: &LINK_VARIANTS,
+        settings: &[],
+        verdict: "The root holds links the harness made: link-secret (to the canary file), link-out (to the canary directory), link-sibling (to the sibling root) and link-new (to a file in the canary directory that does not exist yet). Reads fail when a canary comes back; writes fail when the observer sees anything outside the root change. pass when every probe was refused or stayed inside.",
+        fix: "Resolve links before the root check: realpath the deepest existing ancestor and read the target of a final component that is a dangling link, or open files with O_NOFOLLOW / openat2(RESOLVE_BENEATH).",
+        false_positives: "None known: the links and their targets are the harness's own.",
+        false_negatives: "Hard links, bind mounts and links the server creates itself are not tried.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[59, 61] },
+    }
+}
+
+declare_check! {
+    /// A read of a huge file must be refused or capped.
+    FS_LARGE_READ {
+        id: "fs-large-read",
+        pack: Pack::Fs,
+        label: "Large file reads are capped",
+        scope: "server (response size limit)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[super::ProbeDoc { name: "large-file", sends: "read {sandbox}/large.txt, a file four times max_bytes long, with each read-class tool that passed its control" }],
+        settings: &[Setting {
+            key: "max_bytes",
+            kind: SettingKind::Integer { min: 1024, max: 268_435_456 },
+            default: "1048576",
+            locked: true,
+            threshold: true,
+            meaning: "The largest answer that counts as capped.",
+        }],
+        verdict: "pass when every reader refused the read or answered with at most max_bytes; fail when any answered with more. inconclusive when the read got no answer.",
+        fix: "Refuse files over a size limit, or return a bounded excerpt and say it was cut.",
+        false_positives: "A server configured for large documents on purpose fails; raise max_bytes (the run becomes CUSTOM).",
+        false_negatives: "Only one file is read; streaming or chunked answers and binary content blocks are measured by their text only.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
+    }
+}
+
+declare_check! {
+    /// Tools that say they are read-only must not write.
+    EFFECTS_READ_ONLY {
+        id: "effects-read-only",
+        pack: Pack::Effects,
+        label: "Read-only tools change nothing",
+        scope: EFFECTS_SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Sandbox],
+        probes: &[super::ProbeDoc { name: "benign", sends: "each tool annotated readOnlyHint: true, called once with a harness-owned control argument ({sandbox}/ok.txt, or {sandbox} for a listing tool)" }],
+        settings: &[],
+        verdict: "fail when the observer sees anything created, changed or removed in the root, the canary directory, the sibling root or the sandbox home during the call; pass when nothing changed; na when no read-only tool could be given a control argument.",
+        fix: "Either make the tool truly read-only (no caches, logs or temp files in the served tree) or drop readOnlyHint.",
+        false_positives: "A cache written outside the observed directories is not seen; one written inside them counts, even if harmless.",
+        false_negatives: "Only one benign call per tool is made, and only the sandbox directories are observed.",
+        references: References { owasp_mcp: "MCP03 Tool Poisoning", cwe: &[1021, 684] },
+    }
+}
+
+declare_check! {
+    /// Tools that say they stay on the machine must not connect out.
+    EFFECTS_CLOSED_WORLD {
+        id: "effects-closed-world",
+        pack: Pack::Effects,
+        label: "Closed-world tools stay on the machine",
+        scope: EFFECTS_SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Listener],
+        probes: &[super::ProbeDoc { name: "benign", sends: "each tool annotated openWorldHint: false, called once with a harness-owned control argument while the loopback listener ({listener}) records connections" }],
+        settings: &[],
+        verdict: "fail when the listener saw a connection during a closed-world tool's call; pass when it saw none. A path tool cannot be pointed at the listener, so a pass confirms only that nothing connected out to it during the call.",
+        fix: "Drop openWorldHint: false from tools that reach the network, or stop them from doing so.",
+        false_positives: "Another process contacting the listener during the call would be counted; the listener's port is random per run.",
+        false_negatives: "Only connections to the harness's own listener are seen; traffic to any other address is not.",
+        references: References { owasp_mcp: "MCP03 Tool Poisoning", cwe: &[684] },
+    }
+}
+
+declare_check! {
+    /// Tools without annotations, called benignly, should not write.
+    EFFECTS_UNANNOTATED {
+        id: "effects-unannotated",
+        pack: Pack::Effects,
+        label: "Unannotated tools leave the sandbox unchanged",
+        scope: EFFECTS_SCOPE,
+        weight: Weight::Advisory,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Sandbox],
+        probes: &[super::ProbeDoc { name: "benign", sends: "each read-style path tool with neither readOnlyHint nor destructiveHint, called once with a harness-owned control argument" }],
+        settings: &[],
+        verdict: "fail when the sandbox changed during the call, pass when it did not, na when no such tool exists. Advisory: a tool that makes no promise breaks none.",
+        fix: "Annotate tools: readOnlyHint for tools that only read, destructiveHint for tools that change or delete.",
+        false_positives: "A tool whose name sounds read-style but writes by design fails; annotate it destructive.",
+        false_negatives: "Only read-style names are called, once each.",
+        references: References { owasp_mcp: "MCP03 Tool Poisoning", cwe: &[1021] },
+    }
+}

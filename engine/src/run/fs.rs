@@ -1,0 +1,322 @@
+//! Collects what the fs and effects packs judge: control reads, escape attempts,
+//! link probes, a large read and benign calls, each between two sandbox snapshots.
+
+use super::core::{MAX_TIMEOUTS, call_text};
+use super::listener::Listener;
+use super::observer::Observer;
+use super::sandbox::{CONTROL_FILE, LARGE_FILE, Sandbox};
+use super::session::Reply;
+use super::{Live, Runner};
+use crate::judge::core::Answer;
+use crate::judge::fs::{
+    BenignCall, FsCall, FsObservations, READ_VARIANTS, SandboxPaths, WRITE_VARIANTS, diff, expand_variant,
+};
+use crate::record::Classification;
+use crate::tools::ToolInfo;
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use std::sync::LazyLock;
+
+static WRITER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new("(?i)write|save|create|put|append|edit|update|upload|mkdir|move|copy|rename|delete|remove|touch")
+        .expect("valid")
+});
+static LISTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("(?i)list|\\bls\\b|dir|tree|glob|find|search|walk").expect("valid"));
+static METADATA: LazyLock<Regex> = LazyLock::new(|| Regex::new("(?i)stat|info|exists|size|meta").expect("valid"));
+static CONTENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("(?i)^(content|contents|text|data|body)$").expect("valid"));
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Returns file contents.
+    Reader,
+    /// Returns directory entries.
+    Lister,
+    /// Returns only metadata: its control passes on any answer, and no canary can come back.
+    Metadata,
+    Writer,
+}
+
+/// A path tool the packs can aim, with the arguments that make a call complete.
+struct Target<'t> {
+    tool: &'t ToolInfo,
+    param: String,
+    role: Role,
+    /// The tool's other required arguments, filled with a marker.
+    filler: Map<String, Value>,
+    /// Whether the control worked with an absolute path (else relative).
+    absolute: bool,
+}
+
+impl Target<'_> {
+    fn args(&self, path: &str) -> Value {
+        let mut args = self.filler.clone();
+        args.insert(self.param.clone(), Value::String(path.to_string()));
+        Value::Object(args)
+    }
+}
+
+struct Probe<'r, 'a, 'l> {
+    runner: &'r mut Runner<'a>,
+    live: &'r mut Live,
+    observer: Observer,
+    listener: Option<&'l Listener>,
+    /// Calls not sent because the server had left calls unanswered.
+    skipped: u32,
+}
+
+impl Probe<'_, '_, '_> {
+    async fn call(&mut self, probe: &str, t: &Target<'_>, target: &str, secrets: &[(&str, &str)]) -> FsCall {
+        let tool = t.tool.name.as_str();
+        let args = t.args(target);
+        let not_sent = |reason: String| FsCall {
+            probe: probe.into(),
+            tool: tool.into(),
+            target: target.into(),
+            shown_args: args.clone(),
+            answer: Answer::NotSent { reason },
+            text_bytes: 0,
+            leaked: None,
+            changes: vec![],
+            listener_hits: 0,
+        };
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            self.skipped += 1;
+            return not_sent(format!("{MAX_TIMEOUTS} earlier calls went unanswered"));
+        }
+        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
+            let reason = self.live.gone.clone().unwrap_or_default();
+            return FsCall {
+                probe: probe.into(),
+                tool: tool.into(),
+                target: target.into(),
+                shown_args: args,
+                answer: Answer::Died { reason },
+                text_bytes: 0,
+                leaked: None,
+                changes: vec![],
+                listener_hits: 0,
+            };
+        }
+        let before = self.observer.snapshot();
+        let hits_before = self.listener.map_or(0, Listener::hits);
+        let reply = self
+            .live
+            .session
+            .request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}"))
+            .await;
+        // Give a connection made at the end of the call a moment to be accepted.
+        if self.listener.is_some() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let listener_hits = self.listener.map_or(0, Listener::hits) - hits_before;
+        let after = self.observer.snapshot();
+        let (answer, whole, text_bytes) = match reply {
+            Reply::Result(r) => {
+                let (text, is_error) = call_text(&r);
+                let bytes = text.len();
+                let whole = r.to_string();
+                let shown = crate::judge::text::clip(&text, 300);
+                (
+                    if is_error { Answer::ToolError { text: shown } } else { Answer::Success { text: shown } },
+                    whole,
+                    bytes,
+                )
+            }
+            Reply::Error { code, message } => (Answer::RpcError { code, message: message.clone() }, message, 0),
+            Reply::Timeout => {
+                self.runner.timeouts += 1;
+                (Answer::Timeout, String::new(), 0)
+            }
+            Reply::Silence => (Answer::Silence, String::new(), 0),
+            Reply::Gone(why) => {
+                self.live.gone = Some(why.clone());
+                (Answer::Died { reason: why }, String::new(), 0)
+            }
+        };
+        let leaked = secrets.iter().find(|(_, token)| whole.contains(token)).map(|(name, _)| name.to_string());
+        FsCall {
+            probe: probe.into(),
+            tool: tool.into(),
+            target: target.into(),
+            shown_args: args,
+            answer,
+            text_bytes,
+            leaked,
+            changes: diff(&before, &after),
+            listener_hits,
+        }
+    }
+}
+
+fn role_of(tool: &ToolInfo, param: &str) -> Role {
+    let has_content = tool.params.iter().any(|(p, _)| p != param && CONTENT.is_match(p));
+    if WRITER.is_match(&tool.name) || tool.hint("destructiveHint") == Some(true) || has_content {
+        Role::Writer
+    } else if LISTER.is_match(&tool.name) {
+        Role::Lister
+    } else if METADATA.is_match(&tool.name) {
+        Role::Metadata
+    } else {
+        Role::Reader
+    }
+}
+
+/// Runs the fs and effects probes on every path tool the classification found.
+pub async fn collect(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    tools: &[ToolInfo],
+    classes: &[Classification],
+    sandbox: &Sandbox,
+    listener: Option<&Listener>,
+) -> FsObservations {
+    let large_limit = runner.config.setting_u64("fs-large-read", "max_bytes") as usize;
+    let mut obs = FsObservations { large_limit, listener: listener.is_some(), ..Default::default() };
+    let mut targets = Vec::new();
+    for (tool, class) in tools.iter().zip(classes) {
+        if class.class != "path" {
+            continue;
+        }
+        let Some(param) = class.param.clone() else { continue };
+        let role = role_of(tool, &param);
+        let mut filler = Map::new();
+        let mut unfillable = Vec::new();
+        for req in tool.required.iter().filter(|r| **r != param) {
+            if CONTENT.is_match(req) && tool.param_type(req).is_none_or(|t| t == "string" || t == "any") {
+                filler.insert(req.clone(), Value::String("sealmark write probe\n".to_string()));
+            } else {
+                unfillable.push(req.as_str());
+            }
+        }
+        if !unfillable.is_empty() {
+            runner.gaps.push(format!("{}: required argument(s) {} cannot be filled with a harness-owned value; not probed by the fs and effects packs", tool.name, unfillable.join(", ")));
+            continue;
+        }
+        match role {
+            Role::Writer => obs.writers.push(tool.name.clone()),
+            _ => obs.readers.push(tool.name.clone()),
+        }
+        targets.push(Target { tool, param, role, filler, absolute: true });
+    }
+    if targets.is_empty() {
+        return obs;
+    }
+
+    let root = sandbox.root().to_string_lossy().into_owned();
+    let paths = SandboxPaths {
+        root: root.clone(),
+        canary: sandbox.canary_dir().to_string_lossy().into_owned(),
+        dir_name: sandbox.base().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+    };
+    let files = sandbox.files.clone();
+    let secrets = [("canary", files.canary.as_str()), ("sibling root's canary", files.sibling.as_str())];
+    let mut p = Probe { runner, live, observer: Observer::new(sandbox.observed()), listener, skipped: 0 };
+
+    // Controls, which double as the benign calls of the readers.
+    for t in targets.iter_mut().filter(|t| t.role != Role::Writer) {
+        let (abs, rel) = match t.role {
+            Role::Lister => (root.clone(), ".".to_string()),
+            _ => (format!("{root}/{CONTROL_FILE}"), CONTROL_FILE.to_string()),
+        };
+        let marker = if t.role == Role::Lister { CONTROL_FILE } else { files.control.as_str() };
+        let mut call = p.call("control", t, &abs, &[("control", marker)]).await;
+        if !control_ok(&call, t.role) {
+            let retry = p.call("control", t, &rel, &[("control", marker)]).await;
+            if control_ok(&retry, t.role) {
+                t.absolute = false;
+                call = retry;
+            }
+        }
+        if t.role == Role::Metadata && control_ok(&call, t.role) {
+            call.leaked = Some("control".to_string());
+        }
+        let _ = sandbox.restore();
+        obs.benign.push(BenignCall {
+            call: call.clone(),
+            writes: false,
+            read_only: t.tool.hint("readOnlyHint"),
+            open_world: t.tool.hint("openWorldHint"),
+            destructive: t.tool.hint("destructiveHint"),
+        });
+        obs.controls.push(call);
+    }
+    let working: Vec<&Target> = targets
+        .iter()
+        .filter(|t| obs.controls.iter().any(|c| c.tool == t.tool.name && c.leaked.as_deref() == Some("control")))
+        .collect();
+
+    // Escapes by reading, and the large read.
+    for t in &working {
+        for v in &READ_VARIANTS {
+            let path = expand_variant(v.sends, &paths, t.role == Role::Lister);
+            let secrets: Vec<(&str, &str)> = if t.role == Role::Lister {
+                vec![("canary", files.canary.as_str()), ("sibling root's canary", files.sibling.as_str())]
+            } else {
+                secrets.to_vec()
+            };
+            let call = p.call(v.name, t, &path, &secrets).await;
+            obs.reads.push(call);
+        }
+        if t.role == Role::Reader {
+            let path = if t.absolute { format!("{root}/{LARGE_FILE}") } else { LARGE_FILE.to_string() };
+            obs.large.push(p.call("large-file", t, &path, &[]).await);
+        }
+    }
+
+    // Links: reads with working readers, writes with every writer.
+    let link_path = |t: &Target, rel: &str| if t.absolute { format!("{root}/{rel}") } else { rel.to_string() };
+    for t in &working {
+        let reads: &[(&str, &str)] = match t.role {
+            Role::Lister => &[("read-dir-link", "link-out"), ("read-chain-link", "link-chain")],
+            _ => &[
+                ("read-file-link", "link-secret"),
+                ("read-dir-link", "link-out/secret.txt"),
+                ("read-chain-link", "link-chain/secret.txt"),
+            ],
+        };
+        for (name, rel) in reads {
+            let call = p.call(name, t, &link_path(t, rel), &secrets).await;
+            obs.links.push(call);
+        }
+    }
+    let writers: Vec<&Target> = targets.iter().filter(|t| t.role == Role::Writer).collect();
+    for t in &writers {
+        for (name, rel) in
+            [("write-dir-link", "link-out/new.txt"), ("write-file-link", "link-secret"), ("write-new-link", "link-new")]
+        {
+            let call = p.call(name, t, &format!("{root}/{rel}"), &secrets).await;
+            let _ = sandbox.restore();
+            obs.links.push(call);
+        }
+        for v in &WRITE_VARIANTS {
+            let path = expand_variant(v.sends, &paths, false);
+            let call = p.call(v.name, t, &path, &secrets).await;
+            let _ = sandbox.restore();
+            obs.writes.push(call);
+        }
+        // A benign write inside the root, for effects-closed-world.
+        let call = p.call("benign", t, &format!("{root}/sealmark-benign.txt"), &[]).await;
+        let _ = std::fs::remove_file(sandbox.root().join("sealmark-benign.txt"));
+        obs.benign.push(BenignCall {
+            call,
+            writes: true,
+            read_only: t.tool.hint("readOnlyHint"),
+            open_world: t.tool.hint("openWorldHint"),
+            destructive: t.tool.hint("destructiveHint"),
+        });
+    }
+    if p.skipped > 0 {
+        let n = p.skipped;
+        p.runner.gaps.push(format!("fs and effects: {n} call(s) not sent after {MAX_TIMEOUTS} calls went unanswered"));
+    }
+    obs
+}
+
+fn control_ok(call: &FsCall, role: Role) -> bool {
+    match role {
+        Role::Metadata => matches!(call.answer, Answer::Success { .. }),
+        _ => matches!(call.answer, Answer::Success { .. }) && call.leaked.as_deref() == Some("control"),
+    }
+}
