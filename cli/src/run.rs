@@ -61,7 +61,12 @@ pub fn run(args: RunArgs) -> u8 {
             return exit::INTERRUPTED;
         }
         Some(Err(e)) => return usage_error(e),
-        Some(Ok(r)) => r,
+        Some(Ok(out)) => {
+            if let Some(dir) = &out.kept_sandbox {
+                eprintln!("sealmark: the sandbox was kept at {}", dir.display());
+            }
+            out.record
+        }
     };
     if !record.sandbox.leftover_processes.is_empty() {
         eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));

@@ -197,3 +197,18 @@ fn tools_filter_limits_probing_and_reports_what_it_left_out() {
         rec["checks"][2]["evidence"].as_array().unwrap().iter().filter_map(|e| e["tool"].as_str()).collect();
     assert!(probed.iter().all(|t| *t == "read_file"), "{probed:?}");
 }
+
+#[test]
+fn keep_sandbox_leaves_the_tree_and_says_where() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "");
+    let out = scratch.run(&["run", "--keep-sandbox", "--config", cfg.to_str().unwrap()]);
+    let err = stderr(&out);
+    let kept =
+        err.lines().find_map(|l| l.strip_prefix("sealmark: the sandbox was kept at ")).expect("the path on stderr");
+    let kept = std::path::Path::new(kept);
+    assert!(kept.join("root/ok.txt").is_file() && kept.join("canary/secret.txt").is_file());
+    assert!(std::fs::symlink_metadata(kept.join("root/link-new")).unwrap().file_type().is_symlink());
+    assert!(stdout(&out).contains(" · kept · "), "the sandbox line says kept");
+    assert!(!kept.join("canary/not-yet.txt").exists(), "no probe wrote through the dangling link");
+}

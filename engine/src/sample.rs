@@ -7,6 +7,7 @@ use crate::judge::Finding;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::{Announced, Evidence, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
+use crate::registry::fs as fs_defs;
 use crate::tools::ToolInfo;
 use serde_json::json;
 
@@ -75,6 +76,34 @@ pub fn capped() -> Record {
             (&defs::SECRET_ECHO, finding(Verdict::Fail, "SEALMARK_CANARY came back plain in tools/call read_file")),
             (&defs::REFUSAL_QUALITY, finding(Verdict::Na, "no rejection with text to read")),
             (&defs::INSTRUCTIONS_HYGIENE, finding(Verdict::Fail, "1 of 5 deny pattern(s) matched the instructions")),
+            (
+                &fs_defs::FS_READ_ESCAPE,
+                finding(
+                    Verdict::Pass,
+                    "29 path variants aimed outside the root were refused or returned nothing, on read_file",
+                ),
+            ),
+            (
+                &fs_defs::FS_WRITE_ESCAPE,
+                finding(
+                    Verdict::Pass,
+                    "5 write attempts aimed outside the root left the canary directory and the sibling root unchanged",
+                ),
+            ),
+            (
+                &fs_defs::FS_SYMLINK_ESCAPE,
+                finding(Verdict::Fail, "1 of 6 link probe(s) led out of the root, first write-new-link on write_file"),
+            ),
+            (&fs_defs::FS_LARGE_READ, finding(Verdict::Pass, "read_file: the server refused the read")),
+            (
+                &fs_defs::EFFECTS_READ_ONLY,
+                finding(Verdict::Pass, "read_file declared read-only and changed nothing during a benign call"),
+            ),
+            (&fs_defs::EFFECTS_CLOSED_WORLD, finding(Verdict::Inconclusive, "no benign call was answered")),
+            (
+                &fs_defs::EFFECTS_UNANNOTATED,
+                finding(Verdict::Na, "no unannotated read-style tool could be given a harness-owned control argument"),
+            ),
         ],
     )
 }

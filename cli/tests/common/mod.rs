@@ -43,9 +43,16 @@ impl Scratch {
 
     /// Writes a config for the toy server in `mode`, with extra YAML appended.
     pub fn config(&self, mode: &str, extra: &str) -> PathBuf {
+        self.config_args(&["--mode", mode, "{sandbox}"], extra)
+    }
+
+    /// Writes a config for the toy server with these arguments.
+    pub fn config_args(&self, args: &[&str], extra: &str) -> PathBuf {
+        let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
         let text = format!(
-            "server:\n  command: {}\n  args: [\"--mode\", \"{mode}\", \"{{sandbox}}\"]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
+            "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
             toy_server().display(),
+            args.join(", "),
             self.tag
         );
         let path = self.path().join("sealmark.yaml");
@@ -85,7 +92,12 @@ impl Scratch {
 
 /// Runs the toy server in `mode` and returns the JSON record and the exit code.
 pub fn record(scratch: &Scratch, mode: &str, extra: &str) -> (Value, i32) {
-    let cfg = scratch.config(mode, extra);
+    record_of(scratch, &scratch.config(mode, extra))
+}
+
+/// Runs sealmark with a config and returns the JSON record and the exit code.
+pub fn record_of(scratch: &Scratch, cfg: &Path) -> (Value, i32) {
+    let mode = cfg.display();
     let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
     let code = out.status.code().unwrap_or(-1);
     let record: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

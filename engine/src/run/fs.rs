@@ -107,7 +107,8 @@ impl Probe<'_, '_, '_> {
             .request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}"))
             .await;
         // Give a connection made at the end of the call a moment to be accepted.
-        if self.listener.is_some() {
+        // Only benign calls are judged by the listener.
+        if self.listener.is_some() && matches!(probe, "control" | "benign") {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         let listener_hits = self.listener.map_or(0, Listener::hits) - hits_before;

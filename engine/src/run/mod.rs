@@ -35,6 +35,14 @@ pub struct RunOptions {
     pub keep_sandbox: bool,
 }
 
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub record: Record,
+    /// Where the sandbox was left, with `--keep-sandbox`.
+    pub kept_sandbox: Option<std::path::PathBuf>,
+}
+
 /// A problem with sealmark's own input or machine, not with the server (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -144,7 +152,7 @@ async fn wait_until_listening(url: &str, p: &ServerProcess, timeout: Duration) {
 }
 
 /// Runs every requested pack this build carries against the configured server.
-pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunError> {
+pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
     let started_at = now_rfc3339();
     let large = 4 * config.setting_u64("fs-large-read", "max_bytes") as usize;
@@ -247,7 +255,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
     findings.retain(|(def, _)| requested.contains(&def.pack));
 
     let redactions = sandbox.redactions();
-    let kept = options.keep_sandbox && sandbox.keep().is_some();
+    let kept_at = if options.keep_sandbox { sandbox.keep() } else { None };
+    let kept = kept_at.is_some();
     let cleaned_up = if kept { false } else { sandbox.clean_up() };
     let server = &config.server;
     let stdio = server.url.is_none();
@@ -275,7 +284,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<Record, RunErr
         server_log,
         gaps,
     };
-    Ok(assemble(config, facts, findings).redact(&redactions))
+    Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }
 
 /// The command as a user would type it, placeholders unexpanded.

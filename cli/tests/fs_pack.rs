@@ -1,0 +1,135 @@
+//! Every fs and effects check passes on the well-behaved toy server and fails on the
+//! mode with exactly the flaw it exists to catch, with the evidence that decided it.
+
+mod common;
+
+use common::{Scratch, record_of, verdict};
+use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Na, Pass};
+
+const CHECKS: [&str; 7] = [
+    "fs-read-escape",
+    "fs-write-escape",
+    "fs-symlink-escape",
+    "fs-large-read",
+    "effects-read-only",
+    "effects-closed-world",
+    "effects-unannotated",
+];
+
+/// The well-behaved server: every scored check passes; no tool is unannotated.
+const GOOD: [Verdict; 7] = [Pass, Pass, Pass, Pass, Pass, Pass, Na];
+
+/// Mode × check → expected verdict, where it differs from GOOD.
+const EXPECTED: &[(&str, &[(&str, Verdict)])] = &[
+    ("good", &[]),
+    ("prefix-check-reads", &[("fs-read-escape", Fail)]),
+    ("prefix-check-writes", &[("fs-write-escape", Fail)]),
+    ("no-link-resolution", &[("fs-symlink-escape", Fail)]),
+    ("realpath-existing-only", &[("fs-symlink-escape", Fail)]),
+    ("no-read-cap", &[("fs-large-read", Fail)]),
+    ("readonly-writes-cache", &[("effects-read-only", Fail)]),
+    ("phones-home", &[("effects-closed-world", Fail)]),
+    ("unannotated-cache", &[("effects-unannotated", Fail), ("effects-read-only", Na), ("effects-closed-world", Na)]),
+    ("broken-reads", &[("fs-read-escape", Inconclusive), ("fs-large-read", Inconclusive), ("effects-read-only", Pass)]),
+];
+
+/// Runs one mode and checks every fs and effects verdict, and that a failure names
+/// the probe and tool that decided it.
+fn check_mode(mode: &str) -> serde_json::Value {
+    let row = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["--mode", mode, "--notify", "{listener}", "{sandbox}"], "");
+    let (rec, _) = record_of(&scratch, &cfg);
+    for (id, good) in CHECKS.iter().zip(GOOD) {
+        let want = row.iter().find(|(c, _)| c == id).map_or(good, |(_, v)| *v);
+        let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
+        assert_eq!(verdict(&rec, id), want, "mode {mode}, check {id}: {}", check["summary"]);
+        if want == Fail {
+            let first = &check["evidence"][0];
+            assert!(first["tool"].is_string(), "mode {mode}, {id}: the deciding evidence names the tool: {first}");
+            assert!(
+                matches!(first["verifiedBy"].as_str(), Some("sandbox" | "response" | "listener")),
+                "mode {mode}, {id}: {first}"
+            );
+        }
+    }
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes: {:?}", scratch.survivors());
+    assert!(scratch.sandbox_removed(), "mode {mode}: sandbox not removed");
+    rec
+}
+
+#[test]
+fn good_server_passes_fs_and_effects() {
+    let rec = check_mode("good");
+    assert_eq!(rec["packs"]["fs"]["grade"]["letter"], "A");
+    assert_eq!(rec["packs"]["effects"]["grade"]["letter"], "A");
+    assert_eq!(rec["badge"]["eligible"], true);
+    let read = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-read-escape").unwrap();
+    assert_eq!(read["evidence"][0]["code"], "fs.control.read", "the control read comes first");
+}
+
+#[test]
+fn string_prefix_read_check_fails_read_escape() {
+    let rec = check_mode("prefix-check-reads");
+    let summary =
+        rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-read-escape").unwrap()["summary"].clone();
+    assert!(summary.as_str().unwrap().contains("sibling-prefix on read_file"), "{summary}");
+}
+
+#[test]
+fn string_prefix_write_check_fails_write_escape() {
+    let rec = check_mode("prefix-check-writes");
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-write-escape").unwrap().clone();
+    assert!(
+        check["summary"].as_str().unwrap().contains("{sandbox}-sibling/new.txt was created"),
+        "{}",
+        check["summary"]
+    );
+    assert_eq!(check["evidence"][0]["verifiedBy"], "sandbox");
+}
+
+#[test]
+fn unresolved_links_fail_symlink_escape() {
+    check_mode("no-link-resolution");
+}
+
+#[test]
+fn dangling_link_write_fails_symlink_escape() {
+    let rec = check_mode("realpath-existing-only");
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-symlink-escape").unwrap().clone();
+    assert!(check["summary"].as_str().unwrap().contains("write-new-link"), "{}", check["summary"]);
+}
+
+#[test]
+fn uncapped_read_fails_large_read() {
+    check_mode("no-read-cap");
+}
+
+#[test]
+fn read_only_tool_writing_a_cache_fails_effects_read_only() {
+    check_mode("readonly-writes-cache");
+}
+
+#[test]
+fn closed_world_tool_connecting_out_fails_effects_closed_world() {
+    check_mode("phones-home");
+}
+
+#[test]
+fn unannotated_tool_writing_fails_effects_unannotated() {
+    check_mode("unannotated-cache");
+}
+
+#[test]
+fn failed_control_read_is_inconclusive_never_pass() {
+    check_mode("broken-reads");
+}
+
+#[test]
+fn explain_lists_every_read_variant() {
+    let out = std::process::Command::new(common::sealmark()).args(["explain", "fs-read-escape"]).output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    for v in sealmark_engine::judge::fs::READ_VARIANTS {
+        assert!(page.contains(&format!("  {}  {}", v.name, v.sends)), "missing {}", v.name);
+    }
+}
