@@ -133,3 +133,18 @@ fn explain_lists_every_read_variant() {
         assert!(page.contains(&format!("  {}  {}", v.name, v.sends)), "missing {}", v.name);
     }
 }
+
+#[test]
+fn a_tool_with_an_argument_the_harness_cannot_fill_is_listed_not_skipped_silently() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("extra-required", "");
+    let (rec, _) = record_of(&scratch, &cfg);
+    let gaps: Vec<&str> = rec["notCovered"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(
+        gaps.contains(&"head_file: required argument(s) lines cannot be filled with a harness-owned value; not probed by the fs and effects packs"),
+        "{gaps:?}"
+    );
+    let class = rec["classification"].as_array().unwrap().iter().find(|c| c["tool"] == "head_file").unwrap().clone();
+    assert_eq!((class["class"].as_str(), class["param"].as_str()), (Some("path"), Some("path")));
+    assert_eq!(verdict(&rec, "fs-read-escape"), Pass, "the other tools are still probed");
+}

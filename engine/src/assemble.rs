@@ -184,40 +184,42 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
     }
 }
 
+/// The tool class a pack aims at, when it aims at tools.
+fn pack_class(pack: Pack) -> Option<&'static str> {
+    match pack {
+        Pack::Fs | Pack::Effects => Some("path"),
+        Pack::Net => Some("url"),
+        Pack::Git => Some("git"),
+        Pack::Db | Pack::Sqlite => Some("sql"),
+        _ => None,
+    }
+}
+
+fn tools_of_class<'c>(classification: &'c [Classification], class: &str) -> Vec<&'c str> {
+    classification.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect()
+}
+
 /// Why a requested pack that this build does not carry was not graded: first whether
 /// it would apply at all, then that it is not built.
 fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str) -> String {
     let not_built = format!("not built in sealmark {VERSION}");
-    let class = match pack {
-        Pack::Fs | Pack::Effects => "path",
-        Pack::Net => "url",
-        Pack::Git => "git",
-        Pack::Db | Pack::Sqlite => "sql",
-        Pack::Http if transport == "http" => return format!("{not_built}; it would apply to this HTTP server"),
-        Pack::Http => return "a stdio server: the http pack needs server.url".to_string(),
-        _ => return not_built,
-    };
-    let matching: Vec<&str> = classification.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect();
-    if matching.is_empty() {
-        format!("no {class} tool found")
-    } else {
-        format!("{not_built}; it would apply to {}", matching.join(", "))
+    match (pack, pack_class(pack)) {
+        (Pack::Http, _) if transport == "http" => format!("{not_built}; it would apply to this HTTP server"),
+        (Pack::Http, _) => "a stdio server: the http pack needs server.url".to_string(),
+        (_, None) => not_built,
+        (_, Some(class)) => match tools_of_class(classification, class) {
+            matching if matching.is_empty() => format!("no {class} tool found"),
+            matching => format!("{not_built}; it would apply to {}", matching.join(", ")),
+        },
     }
 }
 
 /// Why a built, requested pack produced no check: nothing it could aim at.
 fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
-    let class = match pack {
-        Pack::Fs | Pack::Effects => "path",
-        Pack::Net => "url",
-        Pack::Git => "git",
-        Pack::Db | Pack::Sqlite => "sql",
-        _ => return "nothing to aim at".to_string(),
-    };
-    if classification.iter().any(|c| c.class == class) {
-        format!("no {class} tool could be given a harness-owned argument (see Not covered)")
-    } else {
-        format!("no {class} tool found")
+    match pack_class(pack) {
+        None => "nothing to aim at".to_string(),
+        Some(class) if tools_of_class(classification, class).is_empty() => format!("no {class} tool found"),
+        Some(class) => format!("no {class} tool could be given a harness-owned argument (see Not covered)"),
     }
 }
 
