@@ -27,6 +27,8 @@ pub struct Config {
     pub timeout_probe_sec: u64,
     /// The line of `server.command` (or `server.url`), for SARIF and JUnit locations.
     pub server_line: Option<usize>,
+    /// `net.control_url`: a URL the url tools may fetch.
+    pub net_control_url: Option<String>,
 }
 
 impl Default for Config {
@@ -39,6 +41,7 @@ impl Default for Config {
             checks: BTreeMap::new(),
             timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
             server_line: None,
+            net_control_url: None,
         }
     }
 }
@@ -265,7 +268,7 @@ impl Validator<'_> {
             return config;
         }
         let mut has_server = false;
-        for (key, v) in self.mapping("", doc, &["server", "packs", "tools", "checks", "timeout_probe_sec"]) {
+        for (key, v) in self.mapping("", doc, &["server", "packs", "tools", "checks", "net", "timeout_probe_sec"]) {
             match key.as_str() {
                 "server" => {
                     has_server = true;
@@ -279,6 +282,19 @@ impl Validator<'_> {
                     }
                 }
                 "checks" => config.checks = self.checks(v),
+                "net" => {
+                    for (_, url) in self.mapping("net", v, &["control_url"]) {
+                        config.net_control_url = self.string("net.control_url", url);
+                        if let Some(u) = &config.net_control_url
+                            && !(u.starts_with("http://") || u.starts_with("https://") || u.starts_with("{listener}"))
+                        {
+                            self.problem(
+                                "net.control_url",
+                                format!("expected an http(s) URL or {{listener}}/…, found \"{u}\""),
+                            );
+                        }
+                    }
+                }
                 "timeout_probe_sec" => match v.as_u64() {
                     Some(n) if (1..=600).contains(&n) => config.timeout_probe_sec = n,
                     _ => self.problem(
@@ -368,7 +384,7 @@ impl Validator<'_> {
                 continue;
             };
             let mut known = vec!["enabled", "severity"];
-            known.extend(def.settings.iter().map(|s| s.key));
+            known.extend(def.own_settings().map(|s| s.key));
             let mut cc = CheckConfig::default();
             for (key, val) in self.mapping(&path, body, &known) {
                 let kpath = join(&path, &key);
@@ -418,6 +434,7 @@ fn setting_value(kind: SettingKind, v: &Yaml) -> Result<Value, String> {
         SettingKind::Bool => {
             v.as_bool().map(Value::from).ok_or_else(|| format!("expected true or false, found {}", show(v)))
         }
+        SettingKind::Text => v.as_str().map(Value::from).ok_or_else(|| format!("expected a string, found {}", show(v))),
         SettingKind::StringList => {
             let Yaml::Sequence(items) = v else {
                 return Err(format!("expected a list of strings, found {}", show(v)));

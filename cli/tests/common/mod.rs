@@ -22,6 +22,13 @@ pub fn toy_server() -> PathBuf {
     path
 }
 
+/// The toy fetch server, built beside sealmark.
+pub fn toy_fetch() -> PathBuf {
+    let path = sealmark().with_file_name("toy-fetch");
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
 /// A scratch directory for one test: its config, its TMPDIR (so the sandbox can be
 /// checked for removal), and a unique tag planted in the server's environment.
 pub struct Scratch {
@@ -48,10 +55,15 @@ impl Scratch {
 
     /// Writes a config for the toy server with these arguments.
     pub fn config_args(&self, args: &[&str], extra: &str) -> PathBuf {
+        self.config_for(&toy_server(), args, extra)
+    }
+
+    /// Writes a config that starts `binary` with these arguments.
+    pub fn config_for(&self, binary: &Path, args: &[&str], extra: &str) -> PathBuf {
         let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
         let text = format!(
             "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
-            toy_server().display(),
+            binary.display(),
             args.join(", "),
             self.tag
         );

@@ -6,6 +6,8 @@
 
 pub mod core;
 pub mod fs;
+pub mod net;
+pub mod refusal;
 pub mod text;
 
 use crate::model::Verdict;

@@ -6,6 +6,7 @@
 
 pub(crate) mod core;
 pub(crate) mod fs;
+pub(crate) mod net;
 mod packs;
 
 pub use packs::{PACKS, PackDoc, pack_doc};
@@ -45,13 +46,14 @@ pub struct CheckDef {
 }
 
 /// One probe (or family of probes) a check sends.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct ProbeDoc {
     pub name: &'static str,
     pub sends: &'static str,
 }
 
-/// A per-check setting, `checks.<id>.<key>` in sealmark.yaml.
+/// A setting a check reads: `checks.<id>.<key>` in sealmark.yaml, or, when the key
+/// holds a dot, that config key itself (`net.control_url`), shared by a pack.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Setting {
@@ -72,6 +74,7 @@ pub enum SettingKind {
     Integer { min: i64, max: i64 },
     Bool,
     StringList,
+    Text,
 }
 
 impl SettingKind {
@@ -80,6 +83,7 @@ impl SettingKind {
             SettingKind::Integer { min, max } => format!("an integer from {min} to {max}"),
             SettingKind::Bool => "true or false".to_string(),
             SettingKind::StringList => "a list of strings".to_string(),
+            SettingKind::Text => "a string".to_string(),
         }
     }
 }
@@ -118,6 +122,9 @@ pub static CHECKS: &[&CheckDef] = &[
     &fs::FS_WRITE_ESCAPE,
     &fs::FS_SYMLINK_ESCAPE,
     &fs::FS_LARGE_READ,
+    &net::NET_LOOPBACK_SSRF,
+    &net::NET_SCHEME_ALLOWLIST,
+    &net::NET_OVERSIZED_REPLY,
     &fs::EFFECTS_READ_ONLY,
     &fs::EFFECTS_CLOSED_WORLD,
     &fs::EFFECTS_UNANNOTATED,
@@ -141,6 +148,11 @@ impl CheckDef {
 
     pub fn setting(&self, key: &str) -> Option<&'static Setting> {
         self.settings.iter().find(|s| s.key == key)
+    }
+
+    /// The settings written under `checks.<id>`.
+    pub fn own_settings(&self) -> impl Iterator<Item = &'static Setting> {
+        self.settings.iter().filter(|s| !s.key.contains('.'))
     }
 
     /// Whether a setting is part of the standard profile: locked, and not a candidate's

@@ -43,7 +43,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Net,
         title: "SSRF, with a harness-owned loopback listener",
         applies: "when a url tool is found",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Git,

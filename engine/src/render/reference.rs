@@ -28,8 +28,13 @@ pub fn list_checks() -> String {
 /// The `config keys` line of a check's page.
 pub fn config_keys(c: &CheckDef) -> Vec<String> {
     let mut keys = vec![format!("checks.{}.enabled", c.id), format!("checks.{}.severity", c.id)];
-    keys.extend(c.settings.iter().map(|s| format!("checks.{}.{}", c.id, s.key)));
+    keys.extend(c.settings.iter().map(|s| setting_key(c, s)));
     keys
+}
+
+/// The full config key of a setting.
+pub fn setting_key(c: &CheckDef, s: &crate::registry::Setting) -> String {
+    if s.key.contains('.') { s.key.to_string() } else { format!("checks.{}.{}", c.id, s.key) }
 }
 
 /// How points are awarded, in words, for a check's weight.
@@ -76,9 +81,8 @@ pub fn explain(c: &CheckDef) -> String {
             let locked = if c.locks(s) { "locked" } else { "not locked" };
             let _ = writeln!(
                 o,
-                "  checks.{}.{} | {} | {locked} | {} ({})",
-                c.id,
-                s.key,
+                "  {} | {} | {locked} | {} ({})",
+                setting_key(c, s),
                 s.default,
                 s.meaning,
                 s.kind.describe()
@@ -146,9 +150,8 @@ pub fn checks_markdown() -> String {
                     let locked = if c.locks(s) { "locked" } else { "not locked" };
                     let _ = writeln!(
                         o,
-                        "| `checks.{}.{}` | `{}` | {locked} | {} ({}) |",
-                        c.id,
-                        s.key,
+                        "| `{}` | `{}` | {locked} | {} ({}) |",
+                        setting_key(c, s),
                         s.default.replace('|', "\\|"),
                         s.meaning,
                         s.kind.describe()

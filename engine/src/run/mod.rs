@@ -7,6 +7,7 @@
 mod core;
 mod fs;
 mod listener;
+mod net;
 mod observer;
 mod process;
 pub mod sandbox;
@@ -187,6 +188,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut filtered_out = Vec::new();
     let requested = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
     let mut fs_obs = FsObservations::default();
+    let mut net_obs = crate::judge::net::NetObservations::default();
     if let Some(caps) = caps {
         core::list_metadata(&mut live.session, &caps, &mut obs).await;
         for raw in &obs.tools.tools {
@@ -199,9 +201,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             }
         }
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
+        let classes: Vec<_> = tools.iter().map(classify).collect();
         if requested.contains(&Pack::Fs) || requested.contains(&Pack::Effects) {
-            let classes: Vec<_> = tools.iter().map(classify).collect();
             fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
+        }
+        if requested.contains(&Pack::Net)
+            && let Some(l) = &listener
+        {
+            net_obs = net::collect(&mut runner, &mut live, &tools, &classes, &sandbox, l).await;
         }
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
         && let Some(g) = &live.session.garbage.1
@@ -251,6 +258,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         if requested.contains(&Pack::Effects) {
             gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
         }
+    }
+    if !net_obs.tools.is_empty() {
+        use crate::judge::net as netj;
+        use crate::registry::net as netd;
+        findings.extend([
+            (&netd::NET_LOOPBACK_SSRF, netj::loopback_ssrf(&net_obs)),
+            (&netd::NET_SCHEME_ALLOWLIST, netj::scheme_allowlist(&net_obs)),
+            (&netd::NET_OVERSIZED_REPLY, netj::oversized_reply(&net_obs)),
+        ]);
     }
     findings.retain(|(def, _)| requested.contains(&def.pack));
 

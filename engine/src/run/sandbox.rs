@@ -183,7 +183,8 @@ impl Sandbox {
         if let Some(url) = &self.listener
             && let Some(port) = url.rsplit(':').next()
         {
-            reps.push((format!("127.0.0.1:{port}"), "127.0.0.1:{listener_port}".to_string()));
+            // Every spelling of the listener's address carries its port.
+            reps.push((format!(":{port}"), ":{listener_port}".to_string()));
         }
         reps.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
         reps

@@ -1,0 +1,142 @@
+//! The net pack through the real binary: each toy fetch server mode gets the verdicts
+//! the table expects, with the deciding rule or the listener's record in the evidence.
+
+mod common;
+
+use common::{Scratch, record_of, toy_fetch, verdict};
+use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Pass};
+
+const CHECKS: [&str; 3] = ["net-loopback-ssrf", "net-scheme-allowlist", "net-oversized-reply"];
+
+/// With `net.control_url` on the listener (and the server allowed to fetch it):
+/// mode → verdicts for ssrf, schemes, oversized.
+const WITH_CONTROL: &[(&str, [Verdict; 3])] = &[
+    ("good", [Pass, Pass, Pass]),
+    ("unguarded", [Fail, Fail, Fail]),
+    ("localhost-only", [Fail, Fail, Pass]),
+    ("follows-redirects", [Fail, Pass, Pass]),
+    ("fetches-file", [Pass, Fail, Pass]),
+    ("buffers-whole", [Pass, Pass, Fail]),
+    ("guarded-vague", [Pass, Pass, Pass]),
+];
+
+/// Without a control URL, refusals alone decide.
+const WITHOUT_CONTROL: &[(&str, [Verdict; 3])] =
+    &[("good", [Pass, Pass, Inconclusive]), ("guarded-vague", [Inconclusive, Inconclusive, Inconclusive])];
+
+const CONTROL: &str = "net:\n  control_url: \"{listener}/control\"\n";
+
+fn run(mode: &str, control: bool) -> serde_json::Value {
+    let scratch = Scratch::new();
+    let cfg = if control {
+        scratch.config_for(&toy_fetch(), &["--mode", mode, "--allow", "{listener}/control"], CONTROL)
+    } else {
+        scratch.config_for(&toy_fetch(), &["--mode", mode], "")
+    };
+    let (rec, _) = record_of(&scratch, &cfg);
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
+    rec
+}
+
+fn check(mode: &str, control: bool) -> serde_json::Value {
+    let table = if control { WITH_CONTROL } else { WITHOUT_CONTROL };
+    let want = table.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
+    let rec = run(mode, control);
+    for (id, want) in CHECKS.iter().zip(want) {
+        let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
+        assert_eq!(verdict(&rec, id), want, "mode {mode} (control {control}), {id}: {}", c["summary"]);
+        let first = &c["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["code"] != "net.control.ok")
+            .cloned()
+            .unwrap_or_default();
+        match want {
+            Fail => assert!(
+                first["verifiedBy"] == "listener" || first["outcome"].as_str().unwrap().contains("came back"),
+                "mode {mode}, {id}: a fail is proven by the listener or a secret: {first}"
+            ),
+            Pass if !control && *id != "net-oversized-reply" => {
+                assert!(first["outcome"].as_str().unwrap().contains("(rule "), "the deciding rule is named: {first}")
+            }
+            _ => {}
+        }
+    }
+    rec
+}
+
+#[test]
+fn good_guard_passes_with_a_control_url() {
+    check("good", true);
+}
+
+#[test]
+fn good_guard_passes_on_its_refusals_alone() {
+    let rec = check("good", false);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert!(
+        ssrf["evidence"][0]["outcome"].as_str().unwrap().starts_with("refused, names the address class (rule 2)"),
+        "{}",
+        ssrf["evidence"][0]
+    );
+}
+
+#[test]
+fn unguarded_fetcher_fails_everything() {
+    check("unguarded", true);
+}
+
+#[test]
+fn a_guard_on_the_string_localhost_fails() {
+    let rec = check("localhost-only", true);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert!(ssrf["summary"].as_str().unwrap().contains("ipv4 on fetch"), "{}", ssrf["summary"]);
+}
+
+#[test]
+fn following_redirects_to_loopback_fails() {
+    let rec = check("follows-redirects", true);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert!(ssrf["summary"].as_str().unwrap().contains("redirect on fetch"), "{}", ssrf["summary"]);
+}
+
+#[test]
+fn reading_file_urls_fails_the_scheme_check() {
+    check("fetches-file", true);
+}
+
+#[test]
+fn buffering_the_whole_reply_fails() {
+    check("buffers-whole", true);
+}
+
+#[test]
+fn a_reply_that_only_reports_a_failed_fetch_is_inconclusive_without_a_control() {
+    let rec = check("guarded-vague", false);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert!(
+        ssrf["summary"].as_str().unwrap().contains("a reply that only reports a failed fetch is not read as a refusal")
+    );
+    assert!(
+        ssrf["evidence"][0]["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("reports a failed fetch, not a refused target (rule 3)")
+    );
+}
+
+#[test]
+fn the_same_vague_guard_passes_once_a_control_fetch_works() {
+    check("guarded-vague", true);
+}
+
+#[test]
+fn net_reports_are_byte_identical() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&toy_fetch(), &["--mode", "unguarded", "--allow", "{listener}/control"], CONTROL);
+    let a = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    let b = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout));
+    assert!(String::from_utf8_lossy(&a.stdout).contains("listener 127.0.0.1:{listener_port}"));
+}

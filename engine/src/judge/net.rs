@@ -1,0 +1,413 @@
+//! Judges of the net pack, and the probes it sends. Every probe addresses the
+//! harness's own loopback listener and nothing else.
+
+use super::Finding;
+use super::refusal::{self, Delivery, Outcome};
+use super::text::{clip, visible};
+use crate::model::{Verdict, VerifiedBy};
+use crate::record::Evidence;
+use crate::registry::ProbeDoc;
+
+/// Spellings of the listener's address. `{port}` is its port and `{token}` ties a hit
+/// to one probe. Octal spellings and the other 127/8 addresses are deliberately absent
+/// (a documented blind spot), as is every name that is not the listener's.
+pub const SSRF_VARIANTS: [ProbeDoc; 22] = [
+    ProbeDoc { name: "ipv4", sends: "http://127.0.0.1:{port}/t/{token}" },
+    ProbeDoc { name: "localhost", sends: "http://localhost:{port}/t/{token}" },
+    ProbeDoc { name: "localhost-upper", sends: "http://LOCALHOST:{port}/t/{token}" },
+    ProbeDoc { name: "localhost-mixed", sends: "http://LocalHost:{port}/t/{token}" },
+    ProbeDoc { name: "localhost-dot", sends: "http://localhost.:{port}/t/{token}" },
+    ProbeDoc { name: "ipv4-dot", sends: "http://127.0.0.1.:{port}/t/{token}" },
+    ProbeDoc { name: "ipv6", sends: "http://[::1]:{port}/t/{token}" },
+    ProbeDoc { name: "ipv4-mapped", sends: "http://[::ffff:127.0.0.1]:{port}/t/{token}" },
+    ProbeDoc { name: "ipv4-mapped-hex", sends: "http://[::ffff:7f00:1]:{port}/t/{token}" },
+    ProbeDoc { name: "ipv4-mapped-long", sends: "http://[0:0:0:0:0:ffff:7f00:1]:{port}/t/{token}" },
+    ProbeDoc { name: "short-2", sends: "http://127.1:{port}/t/{token}" },
+    ProbeDoc { name: "short-3", sends: "http://127.0.1:{port}/t/{token}" },
+    ProbeDoc { name: "hex-short", sends: "http://0x7f.1:{port}/t/{token}" },
+    ProbeDoc { name: "hex-octets", sends: "http://0x7f.0x0.0x0.0x1:{port}/t/{token}" },
+    ProbeDoc { name: "decimal", sends: "http://2130706433:{port}/t/{token}" },
+    ProbeDoc { name: "hex-whole", sends: "http://0x7f000001:{port}/t/{token}" },
+    ProbeDoc { name: "unspecified", sends: "http://0.0.0.0:{port}/t/{token}" },
+    ProbeDoc { name: "userinfo", sends: "http://x@127.0.0.1:{port}/t/{token}" },
+    ProbeDoc { name: "userinfo-password", sends: "http://x:y@localhost:{port}/t/{token}" },
+    ProbeDoc { name: "encoded-host", sends: "http://%6c%6f%63%61%6c%68%6f%73%74:{port}/t/{token}" },
+    ProbeDoc { name: "scheme-upper", sends: "HTTP://127.0.0.1:{port}/t/{token}" },
+    ProbeDoc { name: "backslashes", sends: "http:\\\\127.0.0.1:{port}\\t\\{token}" },
+];
+
+/// The redirect probe, sent only when `net.control_url` is served by the listener:
+/// the allowed control URL redirects to a loopback path that is not allowed.
+pub const REDIRECT_VARIANT: ProbeDoc =
+    ProbeDoc { name: "redirect", sends: "{control_url}/redirect/{token} (302 to http://127.0.0.1:{port}/t/{token})" };
+
+/// Schemes other than http(s). `{canary}` is the fs canary directory.
+pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
+    ProbeDoc { name: "file", sends: "file://{canary}/secret.txt" },
+    ProbeDoc { name: "file-localhost", sends: "file://localhost{canary}/secret.txt" },
+    ProbeDoc { name: "gopher", sends: "gopher://127.0.0.1:{port}/_{token}" },
+    ProbeDoc { name: "ftp", sends: "ftp://127.0.0.1:{port}/t/{token}" },
+    ProbeDoc { name: "dict", sends: "dict://127.0.0.1:{port}/d:{token}" },
+    ProbeDoc { name: "ldap", sends: "ldap://127.0.0.1:{port}/{token}" },
+    ProbeDoc {
+        name: "data",
+        sends: "data:text/plain;base64,{token_base64} (the token, encoded, so only a decoded fetch shows it)",
+    },
+];
+
+/// The oversized reply.
+pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc {
+    name: "oversized",
+    sends: "{control_url}/big/{token} when net.control_url is served by the listener, else http://127.0.0.1:{port}/big/{token}: a 64 MiB body",
+};
+
+/// A template with the listener's port, the probe's token and the sandbox paths filled in.
+pub fn expand(template: &str, port: u16, token: &str, canary: &str, control: &str) -> String {
+    let t = template.split(" (").next().unwrap_or(template);
+    t.replace("{port}", &port.to_string())
+        .replace("{token_base64}", &base64(data_secret(token).as_bytes()))
+        .replace("{token}", token)
+        .replace("{canary}", canary)
+        .replace("{control_url}", control)
+}
+
+/// What a fetched `data:` probe decodes to: only a real fetch can show it.
+pub fn data_secret(token: &str) -> String {
+    format!("sealmark-data-{token}")
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { T[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// One call of the net pack.
+#[derive(Debug, Clone)]
+pub struct NetProbe {
+    pub probe: String,
+    pub tool: String,
+    pub url: String,
+    pub delivery: Delivery,
+    /// The reply's text (bounded).
+    pub text: String,
+    /// Requests the listener received for this probe's token.
+    pub hits: Vec<String>,
+    /// Connections the listener accepted during the call.
+    pub connections: u32,
+    /// Whether a secret (the canary, the data: token, the control body) came back.
+    pub leaked: bool,
+}
+
+impl NetProbe {
+    fn verdict_line(&self) -> (Outcome, &'static str) {
+        let (outcome, rule) = refusal::judge(&self.text, self.delivery, std::slice::from_ref(&self.url));
+        (outcome, rule.describe())
+    }
+
+    fn reply(&self) -> String {
+        match self.delivery {
+            Delivery::NoAnswer => "no answer".to_string(),
+            _ => format!("\"{}\"", clip(&visible(self.text.trim()), 100)),
+        }
+    }
+
+    fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
+        Evidence::new(format!("{}: {} \"{}\"", self.probe, self.tool, visible(&self.url)), outcome, by)
+            .tool(&self.tool)
+            .args(serde_json::json!({ "url": self.url }))
+            .code(code)
+    }
+}
+
+/// A fetch of the oversized reply.
+#[derive(Debug, Clone)]
+pub struct BigProbe {
+    pub call: NetProbe,
+    /// Bytes the listener had written when the client stopped reading, if it fetched.
+    pub sent: Option<u64>,
+    pub completed: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NetObservations {
+    pub tools: Vec<String>,
+    pub control_url: Option<String>,
+    /// One control fetch per tool, when `net.control_url` is set.
+    pub controls: Vec<NetProbe>,
+    pub ssrf: Vec<NetProbe>,
+    pub schemes: Vec<NetProbe>,
+    pub big: Vec<BigProbe>,
+    /// Probes left out on this machine, with why.
+    pub skipped: Vec<String>,
+}
+
+impl NetObservations {
+    fn control_worked(&self, tool: &str) -> bool {
+        self.controls.iter().any(|c| c.tool == tool && c.leaked)
+    }
+
+    fn control_evidence(&self) -> Vec<Evidence> {
+        self.controls
+            .iter()
+            .map(|c| {
+                if c.leaked {
+                    c.evidence(
+                        "the control fetch worked: the listener's control body came back".to_string(),
+                        VerifiedBy::Listener,
+                        "net.control.ok",
+                    )
+                } else {
+                    c.evidence(
+                        format!("the control fetch did not work: {}", c.reply()),
+                        VerifiedBy::Response,
+                        "net.control.failed",
+                    )
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the probes of one check established, tool by tool.
+fn judge_probes(
+    obs: &NetObservations,
+    probes: &[NetProbe],
+    hit_of: impl Fn(&NetProbe) -> Option<String>,
+    label: &str,
+) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no url tool", vec![]);
+    }
+    let mut evidence = obs.control_evidence();
+    let mut failed = Vec::new();
+    let mut unproven: Vec<&NetProbe> = Vec::new();
+    for p in probes {
+        if let Some(what) = hit_of(p) {
+            failed.push(format!("{} on {}", p.probe, p.tool));
+            evidence.push(p.evidence(what, VerifiedBy::Listener, "net.reached"));
+            continue;
+        }
+        let (outcome, rule) = p.verdict_line();
+        let code = if outcome == Outcome::Refused { "net.refused" } else { "net.unproven" };
+        if outcome != Outcome::Refused && !obs.control_worked(&p.tool) {
+            unproven.push(p);
+        }
+        let word = match outcome {
+            Outcome::Refused => "refused",
+            Outcome::Answered => "not refused",
+            Outcome::Failed => "not refused",
+        };
+        evidence.push(p.evidence(format!("{word}, {rule}: {}", p.reply()), VerifiedBy::Response, code));
+    }
+    evidence.sort_by_key(|e| match e.code.as_deref() {
+        Some("net.reached") => 0,
+        Some("net.unproven") => 1,
+        _ => 2,
+    });
+    if !failed.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} of {} {label} reached the harness: {}",
+                failed.len(),
+                probes.len(),
+                clip(&failed.join(", "), 160)
+            ),
+            evidence,
+        );
+    }
+    if probes.is_empty() {
+        return Finding::new(Verdict::Inconclusive, "no probe could be sent", evidence);
+    }
+    if let Some(first) = unproven.first() {
+        let no_control = obs.control_url.is_some() && !obs.control_worked(&first.tool);
+        let why = if no_control {
+            format!("{} cannot fetch the control URL, so it fetches nothing and its refusals prove nothing", first.tool)
+        } else {
+            format!(
+                "{} of {} replies did not say the target was refused (first: {} on {}); a reply that only reports a failed fetch is not read as a refusal, and net.control_url would show whether the tool can fetch at all",
+                unproven.len(),
+                probes.len(),
+                first.probe,
+                first.tool
+            )
+        };
+        return Finding::new(Verdict::Inconclusive, why, evidence);
+    }
+    let tools = obs.tools.join(", ");
+    let by = if obs.tools.iter().all(|t| obs.control_worked(t)) {
+        "a control fetch worked and nothing reached the listener"
+    } else {
+        "refused"
+    };
+    Finding::new(Verdict::Pass, format!("{} {label} on {tools}: {by}", probes.len()), evidence)
+}
+
+pub fn loopback_ssrf(obs: &NetObservations) -> Finding {
+    judge_probes(
+        obs,
+        &obs.ssrf,
+        |p| {
+            (!p.hits.is_empty()).then(|| format!("the listener received {} whatever the reply said", p.hits.join(", ")))
+        },
+        "spellings of the listener's address",
+    )
+}
+
+pub fn scheme_allowlist(obs: &NetObservations) -> Finding {
+    judge_probes(
+        obs,
+        &obs.schemes,
+        |p| {
+            if p.leaked {
+                Some(format!("the secret came back in the reply: {}", p.reply()))
+            } else if p.connections > 0 {
+                Some(format!("the listener accepted {} connection(s) during the call", p.connections))
+            } else {
+                None
+            }
+        },
+        "non-http(s) URLs",
+    )
+}
+
+/// `under N of 64 MiB`, with N the smallest power of two from 8 that is at least the
+/// MiB sent, so the line does not change with buffer sizes.
+pub fn under_mib(sent: u64) -> String {
+    let mib = sent.div_ceil(1024 * 1024);
+    let mut n = 8;
+    while n < mib && n < 64 {
+        n *= 2;
+    }
+    format!("under {n} of 64 MiB")
+}
+
+pub fn oversized_reply(obs: &NetObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no url tool", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut verdicts = Vec::new();
+    for b in &obs.big {
+        let (v, outcome) = match (b.sent, b.completed) {
+            (None, _) => (
+                Verdict::Inconclusive,
+                format!("the tool did not fetch the listener ({}), so the cap could not be measured", b.call.reply()),
+            ),
+            (Some(_), true) => (Verdict::Fail, "the whole 64 MiB reply was read".to_string()),
+            (Some(sent), false) => (Verdict::Pass, format!("the server hung up after {}", under_mib(sent))),
+        };
+        evidence.push(b.call.evidence(
+            outcome.clone(),
+            VerifiedBy::Listener,
+            if v == Verdict::Fail { "net.big.read" } else { "net.big.cut" },
+        ));
+        verdicts.push((v, format!("{}: {outcome}", b.call.tool)));
+    }
+    let Some(worst) = verdicts.iter().map(|(v, _)| *v).min_by_key(|v| v.severity_rank()) else {
+        return Finding::new(Verdict::Inconclusive, "no oversized fetch was sent", evidence);
+    };
+    let summary = verdicts.iter().filter(|(v, _)| *v == worst).map(|(_, s)| s.as_str()).collect::<Vec<_>>().join("; ");
+    Finding::new(worst, summary, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    /// The host of a probe URL, as a fetcher following the URL standard would read it:
+    /// it must be the listener (127.0.0.1, [::1], 0.0.0.0 or localhost) on its port.
+    fn addresses_only_the_listener(url: &str, port: u16) -> bool {
+        let rest = url.to_ascii_lowercase().replace('\\', "/");
+        let rest = rest
+            .strip_prefix("http://")
+            .or_else(|| rest.strip_prefix("http:/"))
+            .unwrap_or(&rest)
+            .trim_start_matches('/')
+            .to_string();
+        let authority = rest.split('/').next().unwrap_or_default();
+        let hostport = authority.rsplit('@').next().unwrap_or_default();
+        let (host, p) = match hostport.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(':') || h.starts_with('[') => (h, p),
+            _ => return false,
+        };
+        if p != port.to_string() {
+            return false;
+        }
+        let host = crate::judge::refusal::percent_decode(host);
+        let host = host.trim_end_matches('.');
+        if host == "localhost" {
+            return true;
+        }
+        if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            let Ok(a) = v6.parse::<Ipv6Addr>() else { return false };
+            return a.is_loopback() || a.to_ipv4_mapped() == Some(Ipv4Addr::LOCALHOST);
+        }
+        ipv4_of(host).is_some_and(|a| a == Ipv4Addr::LOCALHOST || a == Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// The WHATWG IPv4 parser, without octal (which the corpus never uses).
+    fn ipv4_of(host: &str) -> Option<Ipv4Addr> {
+        let parts: Vec<u64> = host
+            .split('.')
+            .map(|p| if let Some(h) = p.strip_prefix("0x") { u64::from_str_radix(h, 16).ok() } else { p.parse().ok() })
+            .collect::<Option<_>>()?;
+        let (last, head) = parts.split_last()?;
+        let mut n: u64 = 0;
+        for (i, p) in head.iter().enumerate() {
+            n |= p << (24 - 8 * i);
+        }
+        Some(Ipv4Addr::from((n | last) as u32))
+    }
+
+    #[test]
+    fn every_ssrf_probe_addresses_only_the_listener() {
+        for v in SSRF_VARIANTS {
+            let url = expand(v.sends, 40123, "sm001", "/c", "");
+            assert!(addresses_only_the_listener(&url, 40123), "{} addresses something else: {url}", v.name);
+        }
+        // The redirect probe goes to the control URL, which must itself be the listener's.
+        let url = expand(REDIRECT_VARIANT.sends, 40123, "sm001", "/c", "http://127.0.0.1:40123/control");
+        assert!(addresses_only_the_listener(&url, 40123));
+    }
+
+    #[test]
+    fn scheme_probes_target_only_the_listener_or_the_sandbox() {
+        for v in SCHEME_VARIANTS {
+            let url = expand(v.sends, 40123, "sm001", "/sandbox/canary", "");
+            let ok = url.starts_with("file://localhost/sandbox/canary/")
+                || url.starts_with("file:///sandbox/canary/")
+                || url.starts_with("data:")
+                || url.split("://").nth(1).is_some_and(|r| r.starts_with("127.0.0.1:40123/"));
+            assert!(ok, "{} aims elsewhere: {url}", v.name);
+        }
+    }
+
+    #[test]
+    fn the_corpus_leaves_out_what_the_blind_spots_say() {
+        for v in SSRF_VARIANTS {
+            for absent in ["0177", "017700000001", "127.0.0.2", "127.000"] {
+                assert!(
+                    !v.sends.contains(absent),
+                    "{} probes {absent}, which the methodology lists as not probed",
+                    v.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn under_n_rounds_up_to_a_power_of_two_from_eight() {
+        assert_eq!(under_mib(3 * 1024 * 1024), "under 8 of 64 MiB");
+        assert_eq!(under_mib(9 * 1024 * 1024), "under 16 of 64 MiB");
+        assert_eq!(under_mib(40 * 1024 * 1024), "under 64 of 64 MiB");
+    }
+}

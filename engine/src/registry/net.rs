@@ -1,0 +1,94 @@
+//! The net pack: SSRF, other schemes and an oversized reply, proven with a loopback
+//! listener only the harness owns.
+
+use super::{ProbeDoc, References, Setting, SettingKind, declare_check};
+use crate::judge::net::{OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
+use crate::model::{Pack, VerifiedBy, Weight};
+
+/// The SSRF corpus plus the redirect probe, as `explain` lists them.
+static SSRF_PROBES: [ProbeDoc; 24] = {
+    let mut all = [ProbeDoc { name: "", sends: "" }; 24];
+    let mut i = 0;
+    while i < SSRF_VARIANTS.len() {
+        all[i] = SSRF_VARIANTS[i];
+        i += 1;
+    }
+    all[22] = REDIRECT_VARIANT;
+    all[23] = ProbeDoc {
+        name: "control",
+        sends: "net.control_url, once per tool before the probes: when it works the tool can fetch, so a probe that did not reach the listener was stopped",
+    };
+    all
+};
+
+const SCOPE: &str = "server (URL validation, with a harness-owned loopback listener)";
+
+declare_check! {
+    /// A fetch tool must not reach the loopback address, however it is spelled.
+    NET_LOOPBACK_SSRF {
+        id: "net-loopback-ssrf",
+        pack: Pack::Net,
+        label: "Fetch tools refuse the harness's loopback listener, every spelling",
+        scope: SCOPE,
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Listener, VerifiedBy::Response],
+        probes: &SSRF_PROBES,
+        settings: &[Setting {
+            key: "net.control_url",
+            kind: SettingKind::Text,
+            default: "none",
+            locked: false,
+            threshold: false,
+            meaning: "A URL each url tool may fetch. When it works, a probe that did not reach the listener passes without a refusal; when it is served by the listener ({listener}/control), the redirect and oversized probes go through it too.",
+        }],
+        verdict: "Each spelling is sent to every url-class tool, with a fresh token in its path. A request for that token at the listener fails the probe, whatever the reply says. Otherwise the reply is judged by the refusal rule: the probe URL is removed in every spelling; a declined reply naming the class of address refused is a refusal (rule 2); a failure word (ECONN…, timed out, proxy, socket, DNS, TLS) makes it a failed fetch unless rule 2 applied (rule 3); a refusal word with a target noun in the first 300 characters is a refusal (rule 4); a validation error naming a loopback address with a refusal word is a refusal (rule 5); anything else failed (rule 6). pass when nothing reached the listener and every probe was refused, or the control fetch worked. A tool that fetches nothing (its control fails, or it only reports failed fetches) is inconclusive. Each evidence line names the rule that decided it.",
+        fix: "Resolve the host, check every resolved address (and every redirect hop) against loopback, private, link-local and unspecified ranges before connecting, connect to the checked address, and refuse in words that name the target (\"refused: 127.0.0.1 is a loopback address\").",
+        false_positives: "None for a hit: the listener's address and token exist only in the probe. A guard that refuses in words the rule does not know makes the check inconclusive, not failed.",
+        false_negatives: "Octal spellings (0177.0.0.1, 017700000001) and the other 127/8 addresses are not probed; redirects from public hosts and DNS rebinding are not tested, because the harness contacts only its own listener.",
+        references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[918] },
+    }
+}
+
+declare_check! {
+    /// Only http and https should be fetched.
+    NET_SCHEME_ALLOWLIST {
+        id: "net-scheme-allowlist",
+        pack: Pack::Net,
+        label: "Only http(s) is fetched (file:, gopher:, ftp:, data: …)",
+        scope: SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Listener, VerifiedBy::Response],
+        probes: &SCHEME_VARIANTS,
+        settings: &[],
+        verdict: "fail when the canary of {canary}/secret.txt or the token of a data: URL comes back, or the listener accepts a connection during the call. Otherwise the refusal rule decides as for net-loopback-ssrf: pass when every probe was refused or the control fetch worked, inconclusive otherwise.",
+        fix: "Parse the URL and allow only the http and https schemes before doing anything else with it.",
+        false_positives: "None for a canary or a connection: both exist only because of the probe.",
+        false_negatives: "Only the listed schemes are tried; a scheme a client library supports but the list lacks is not.",
+        references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[918, 73] },
+    }
+}
+
+declare_check! {
+    /// A huge reply must be cut off, not read into memory.
+    NET_OVERSIZED_REPLY {
+        id: "net-oversized-reply",
+        pack: Pack::Net,
+        label: "A 64 MiB reply is cut off, not buffered",
+        scope: "server (response size limit, measured at the harness's listener)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Listener],
+        probes: &[OVERSIZED_VARIANT],
+        settings: &[],
+        verdict: "The listener counts the bytes it had written when the client stopped reading. pass when the server hung up before 64 MiB (the evidence says under N of 64 MiB, N rounded up to a power of two from 8 so reports stay identical); fail when it read the whole reply; inconclusive when the tool did not fetch the listener at all (a guarded tool needs net.control_url served by the listener for this to be measured).",
+        fix: "Stream the body with a size limit and stop reading past it; never buffer a whole reply of unknown size.",
+        false_positives: "A server whose documented job is downloading large files fails; that is the finding.",
+        false_negatives: "Compressed bodies and slow trickles are not tried.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
+    }
+}
