@@ -32,6 +32,9 @@ pub struct RunFacts {
     pub server_log: ServerLog,
     /// Gaps found while probing (tools not probed, and why).
     pub gaps: Vec<String>,
+    /// The tool of every valid call that was answered without an error (control reads,
+    /// benign calls, control fetches).
+    pub valid_calls: Vec<String>,
 }
 
 /// The weight a check counts with in this run: `checks.<id>.severity` when set, else
@@ -113,6 +116,18 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         .or_else(|| facts.announced.as_ref().map(|a| a.version.clone()))
         .unwrap_or_else(|| "unknown".to_string());
     let tools_total = facts.tools.len() as u32;
+    let reached: std::collections::BTreeSet<&str> = facts.valid_calls.iter().map(String::as_str).collect();
+    let level = match reached.len() as u32 {
+        0 => "hygiene-only",
+        n if n >= tools_total => "covered",
+        _ => "partial",
+    };
+    let coverage = Coverage {
+        valid_calls: facts.valid_calls.len() as u32,
+        tools_called_valid: reached.len() as u32,
+        tools_total,
+        level: level.to_string(),
+    };
     let not_covered = not_covered(&facts, &classification);
 
     Record {
@@ -151,7 +166,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
             file: config.file.clone(),
             server_line: config.server_line,
         },
-        coverage: Coverage { valid_calls: 0, tools_called_valid: 0, tools_total, level: "hygiene-only".to_string() },
+        coverage,
         badge,
         not_covered,
         server_log: facts.server_log,
@@ -281,7 +296,14 @@ fn not_covered(facts: &RunFacts, classification: &[Classification]) -> Vec<Strin
         "tools a server lists only to clients that declare roots, sampling or elicitation (the harness declares none)"
             .to_string(),
     );
-    out.push("behaviour behind valid calls: the core pack sends only malformed input, and no pack in this build can give a tool a harness-owned target".to_string());
+    let reached: std::collections::BTreeSet<&str> = facts.valid_calls.iter().map(String::as_str).collect();
+    let unreached: Vec<&str> = facts.tools.iter().map(|t| t.name.as_str()).filter(|t| !reached.contains(t)).collect();
+    if !unreached.is_empty() {
+        out.push(format!(
+            "behaviour behind valid calls of {}: no pack could give them a harness-owned argument, so they got malformed input only",
+            unreached.join(", ")
+        ));
+    }
     if !facts.filtered_out.is_empty() {
         out.push(format!("left out by tools.include/tools.exclude: {}", facts.filtered_out.join(", ")));
     }

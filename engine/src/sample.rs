@@ -50,6 +50,7 @@ fn facts() -> RunFacts {
         },
         server_log: ServerLog::default(),
         gaps: vec![],
+        valid_calls: vec!["read_file".to_string()],
     }
 }
 

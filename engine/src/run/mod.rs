@@ -72,6 +72,19 @@ pub struct Runner<'a> {
     timeouts: u32,
 }
 
+/// The tools of the valid calls in a pack's observations that were answered without error.
+fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObservations) -> Vec<String> {
+    use crate::judge::core::Answer;
+    let mut out: Vec<String> = fs
+        .benign
+        .iter()
+        .filter(|b| matches!(b.call.answer, Answer::Success { .. }))
+        .map(|b| b.call.tool.clone())
+        .collect();
+    out.extend(net.controls.iter().filter(|c| c.leaked).map(|c| c.tool.clone()));
+    out
+}
+
 impl Runner<'_> {
     async fn launch(&mut self) -> Result<Live, RunError> {
         let server = &self.config.server;
@@ -270,6 +283,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     }
     findings.retain(|(def, _)| requested.contains(&def.pack));
 
+    let valid_calls = answered_valid_calls(&fs_obs, &net_obs);
     let redactions = sandbox.redactions();
     let kept_at = if options.keep_sandbox { sandbox.keep() } else { None };
     let kept = kept_at.is_some();
@@ -299,6 +313,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         },
         server_log,
         gaps,
+        valid_calls,
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

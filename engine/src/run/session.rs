@@ -167,7 +167,13 @@ impl Session {
                 .await
                 {
                     Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(format!("its stdin closed ({e})")),
+                    Ok(Err(e)) => {
+                        // A closed stdin usually means the process is exiting: name how.
+                        let mut settle = exited.clone();
+                        let _ =
+                            tokio::time::timeout(Duration::from_millis(500), settle.wait_for(Option::is_some)).await;
+                        Err(exited.borrow().clone().unwrap_or_else(|| format!("its stdin closed ({e})")))
+                    }
                     Err(_) => Err("it stopped reading its stdin".to_string()),
                 }
             }
