@@ -25,6 +25,8 @@ pub struct Hit {
     pub path: String,
     #[expect(dead_code, reason = "recorded now; the upstream and http packs will read them")]
     pub headers: Vec<(String, String)>,
+    /// Bytes the client sent before the listener answered.
+    pub received: usize,
     /// For the oversized route: bytes written before the client stopped reading, and
     /// whether all of them were written.
     pub sent: u64,
@@ -124,7 +126,18 @@ async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
     let Some(end) = head_end else {
         // Not HTTP (a gopher or dict client, say): keep what it sent.
         let line = String::from_utf8_lossy(&buf[..buf.len().min(200)]).trim().to_string();
-        record(&log, Hit { path: line.clone(), line, headers: vec![], sent: 0, completed: false, done: true });
+        record(
+            &log,
+            Hit {
+                path: line.clone(),
+                line,
+                headers: vec![],
+                received: buf.len(),
+                sent: 0,
+                completed: false,
+                done: true,
+            },
+        );
         return;
     };
     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
@@ -135,8 +148,15 @@ async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
         .collect();
-    let mut hit =
-        Hit { line: format!("{method} {path}"), path: path.clone(), headers, sent: 0, completed: false, done: false };
+    let mut hit = Hit {
+        line: format!("{method} {path}"),
+        path: path.clone(),
+        headers,
+        received: buf.len(),
+        sent: 0,
+        completed: false,
+        done: false,
+    };
     // Recorded at once, so a probe sees the hit even while a big reply still streams.
     let index = record(&log, hit.clone());
     if let Some(token) = path.split("/redirect/").nth(1) {
