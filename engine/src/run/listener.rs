@@ -26,6 +26,7 @@ pub struct Hit {
     #[expect(dead_code, reason = "recorded now; the upstream and http packs will read them")]
     pub headers: Vec<(String, String)>,
     /// Bytes the client sent before the listener answered.
+    #[expect(dead_code, reason = "recorded now; the upstream and http packs will read them")]
     pub received: usize,
     /// For the oversized route: bytes written before the client stopped reading, and
     /// whether all of them were written.
