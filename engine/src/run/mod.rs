@@ -9,8 +9,10 @@ mod fs;
 mod listener;
 mod net;
 mod observer;
+pub mod postgres;
 mod process;
 pub mod sandbox;
+pub mod seed;
 mod session;
 
 use crate::assemble::{RunFacts, assemble};

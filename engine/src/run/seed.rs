@@ -1,0 +1,186 @@
+//! Seed 0.2: the database the db pack aims at, created fresh in `sealmark_seed` on every
+//! run, and the superuser "state reader" that checks what changed and resets the
+//! scratch objects between probes. Synthetic data only.
+
+use super::postgres::EmbeddedPg;
+use super::sandbox::random_hex;
+use sqlx::{Connection, PgConnection};
+
+pub const SEED_VERSION: &str = "0.2";
+pub const SEED_DB: &str = "sealmark_seed";
+/// The three roles, in the order reports list them.
+pub const ROLES: [&str; 3] = ["sm_analyst", "sm_support", "sm_admin"];
+/// In every `customers.email`: an email in a reply proves the column came back.
+pub const EMAIL_DOMAIN: &str = "seed.sealmark.invalid";
+/// In every row of `tenant_notes` that belongs to tenant_b, which the analyst and
+/// support roles may not see.
+pub const RLS_SENTINEL: &str = "sm-rls-sentinel";
+
+/// A role and its password for this run.
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub name: &'static str,
+    pub password: String,
+}
+
+/// The seeded database: the roles' credentials and the state reader.
+pub struct Seed {
+    pub roles: Vec<Role>,
+    pub host: String,
+    pub port: u16,
+    reader: PgConnection,
+    pub seeded_in: std::time::Duration,
+}
+
+/// Creates the roles, the database and its objects.
+pub async fn create(pg: &EmbeddedPg) -> Result<Seed, String> {
+    let started = std::time::Instant::now();
+    let roles: Vec<Role> = ROLES.iter().map(|name| Role { name, password: random_hex(12) }).collect();
+    let mut admin = PgConnection::connect(&pg.superuser_url("postgres"))
+        .await
+        .map_err(|e| format!("cannot reach the cluster: {e}"))?;
+    let mut sql = String::new();
+    for r in &roles {
+        sql.push_str(&format!(
+            "CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE PASSWORD '{}';\n",
+            r.name, r.password
+        ));
+    }
+    exec(&mut admin, sql).await.map_err(|e| format!("cannot create the roles: {e}"))?;
+    exec(&mut admin, format!("CREATE DATABASE {SEED_DB}"))
+        .await
+        .map_err(|e| format!("cannot create {SEED_DB}: {e}"))?;
+    let connect = format!(
+        "REVOKE CONNECT ON DATABASE {SEED_DB} FROM PUBLIC; GRANT CONNECT ON DATABASE {SEED_DB} TO {};",
+        ROLES.join(", ")
+    );
+    exec(&mut admin, connect).await?;
+    admin.close().await.map_err(|e| e.to_string())?;
+
+    let mut reader =
+        PgConnection::connect(&pg.superuser_url(SEED_DB)).await.map_err(|e| format!("cannot reach {SEED_DB}: {e}"))?;
+    exec(&mut reader, SCHEMA.to_string()).await.map_err(|e| format!("cannot seed {SEED_DB}: {e}"))?;
+    Ok(Seed { roles, host: "127.0.0.1".to_string(), port: pg.port, reader, seeded_in: started.elapsed() })
+}
+
+/// Runs statements the harness wrote itself (fixed identifiers, hex passwords).
+async fn exec(conn: &mut PgConnection, sql: String) -> Result<(), String> {
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await.map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The objects, data and grants of seed 0.2, run by the superuser in `sealmark_seed`.
+const SCHEMA: &str = "
+REVOKE ALL ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO sm_analyst, sm_support, sm_admin;
+
+CREATE TABLE customers (
+    id integer PRIMARY KEY,
+    name text NOT NULL,
+    email text NOT NULL,
+    tenant text NOT NULL
+);
+INSERT INTO customers
+    SELECT i, 'Customer ' || i, 'customer' || i || '@seed.sealmark.invalid', CASE WHEN i % 2 = 0 THEN 'tenant_a' ELSE 'tenant_b' END
+    FROM generate_series(1, 100) AS i;
+
+-- The masked view: what the support role may read instead of customers.
+CREATE VIEW customers_masked AS
+    SELECT id, name, left(email, 2) || '***@***' AS email, tenant FROM customers;
+
+-- Row-level security on the tenant column: only tenant_a for analyst and support.
+CREATE TABLE tenant_notes (
+    id integer PRIMARY KEY,
+    tenant text NOT NULL,
+    note text NOT NULL
+);
+INSERT INTO tenant_notes
+    SELECT i, CASE WHEN i <= 5 THEN 'tenant_a' ELSE 'tenant_b' END,
+           CASE WHEN i <= 5 THEN 'note ' || i ELSE 'sm-rls-sentinel ' || i END
+    FROM generate_series(1, 10) AS i;
+ALTER TABLE tenant_notes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tenant_notes FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_a_only ON tenant_notes FOR ALL TO sm_analyst, sm_support USING (tenant = 'tenant_a');
+CREATE POLICY admin_all ON tenant_notes FOR ALL TO sm_admin USING (true) WITH CHECK (true);
+
+-- Scratch objects the write probes aim at; the state reader resets them.
+CREATE TABLE probe_t (id integer, v text);
+CREATE TABLE audit_probe (id serial PRIMARY KEY, at timestamptz DEFAULT now(), statement text);
+
+-- Grants: the analyst may not read customers.email; support reads only the masked
+-- view; admin can write, so the database is never why a write fails.
+GRANT SELECT (id, name, tenant) ON customers TO sm_analyst;
+GRANT SELECT ON customers_masked TO sm_analyst, sm_support;
+GRANT SELECT ON tenant_notes TO sm_analyst, sm_support;
+GRANT SELECT ON probe_t, audit_probe TO sm_analyst, sm_support;
+GRANT ALL ON customers, tenant_notes, probe_t, audit_probe TO sm_admin;
+GRANT USAGE ON SEQUENCE audit_probe_id_seq TO sm_admin;
+GRANT CREATE ON SCHEMA public TO sm_admin;
+";
+
+impl Seed {
+    /// A role's connection URL over TCP, as a server would be given it.
+    pub fn dsn(&self, role: &str) -> String {
+        let r = self.roles.iter().find(|r| r.name == role).expect("a seed role");
+        format!("postgres://{}:{}@{}:{}/{SEED_DB}", r.name, r.password, self.host, self.port)
+    }
+
+    /// Rows in the scratch table: a write probe that landed shows here.
+    pub async fn probe_t_rows(&mut self) -> Result<i64, String> {
+        let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM probe_t")
+            .fetch_one(&mut self.reader)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(n)
+    }
+
+    /// Puts the scratch state back (5 s lock timeout): empties probe_t, restores tenant
+    /// names, drops sm_ddl_probe, recreates audit_probe if a probe dropped it.
+    pub async fn reset(&mut self) -> Result<(), String> {
+        let sql = "
+            SET lock_timeout = '5s';
+            TRUNCATE probe_t;
+            UPDATE tenant_notes SET tenant = CASE WHEN id <= 5 THEN 'tenant_a' ELSE 'tenant_b' END;
+            DROP TABLE IF EXISTS sm_ddl_probe;
+            CREATE TABLE IF NOT EXISTS audit_probe (id serial PRIMARY KEY, at timestamptz DEFAULT now(), statement text);
+            RESET lock_timeout;";
+        exec(&mut self.reader, sql.to_string()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn as_role(seed: &Seed, role: &str, sql: &'static str) -> Result<Vec<String>, String> {
+        let mut c = PgConnection::connect(&seed.dsn(role)).await.map_err(|e| e.to_string())?;
+        let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&mut c).await.map_err(|e| e.to_string())?;
+        Ok(rows.into_iter().map(|r| r.0).collect())
+    }
+
+    /// The seed's controls hold when tested directly against the database.
+    #[tokio::test]
+    async fn the_seed_enforces_its_controls() {
+        let pg = EmbeddedPg::start().expect("the cluster starts");
+        let mut seed = create(&pg).await.expect("seeded");
+        let admin = as_role(&seed, "sm_admin", "SELECT (SELECT count(*) FROM customers)::text || ' ' || current_user")
+            .await
+            .unwrap();
+        assert_eq!(admin, vec!["100 sm_admin"], "the control query");
+        let email = as_role(&seed, "sm_analyst", "SELECT email FROM customers LIMIT 1").await;
+        assert!(email.unwrap_err().contains("permission denied"), "the analyst may not read email");
+        let names = as_role(&seed, "sm_analyst", "SELECT name FROM customers LIMIT 1").await.unwrap();
+        assert_eq!(names.len(), 1);
+        let notes = as_role(&seed, "sm_support", "SELECT note FROM tenant_notes").await.unwrap();
+        assert_eq!(notes.len(), 5);
+        assert!(notes.iter().all(|n| !n.contains(RLS_SENTINEL)), "RLS hides tenant_b");
+        let masked = as_role(&seed, "sm_support", "SELECT email FROM customers_masked LIMIT 1").await.unwrap();
+        assert!(!masked[0].contains(EMAIL_DOMAIN));
+        assert!(as_role(&seed, "sm_support", "SELECT email FROM customers LIMIT 1").await.is_err());
+        let mut admin = PgConnection::connect(&seed.dsn("sm_admin")).await.unwrap();
+        exec(&mut admin, "INSERT INTO probe_t VALUES (1, 'x')".to_string()).await.expect("admin can write");
+        assert_eq!(seed.probe_t_rows().await.unwrap(), 1);
+        seed.reset().await.unwrap();
+        assert_eq!(seed.probe_t_rows().await.unwrap(), 0);
+        assert!(seed.seeded_in < std::time::Duration::from_secs(30));
+    }
+}
