@@ -58,6 +58,12 @@ pub struct RunArgs {
     /// Keep the sandbox directory after the run and print where it is.
     #[arg(long)]
     pub keep_sandbox: bool,
+    /// Seed a Postgres you control (a superuser URL) instead of starting an embedded one.
+    #[arg(long, value_name = "DSN", conflicts_with = "no_embedded")]
+    pub pg: Option<String>,
+    /// Start no embedded Postgres; database placeholders expand to empty strings.
+    #[arg(long)]
+    pub no_embedded: bool,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

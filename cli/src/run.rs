@@ -45,7 +45,10 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(rt) => rt,
         Err(e) => return usage_error(format!("cannot start the async runtime: {e}")),
     };
-    let options = RunOptions { keep_sandbox: args.keep_sandbox };
+    let options = RunOptions {
+        keep_sandbox: args.keep_sandbox,
+        db: sealmark_engine::run::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
+    };
     eprintln!("sealmark: running {}", describe_target(&config));
     let outcome = runtime.block_on(async {
         tokio::select! {

@@ -212,3 +212,40 @@ fn keep_sandbox_leaves_the_tree_and_says_where() {
     assert!(stdout(&out).contains(" · kept · "), "the sandbox line says kept");
     assert!(!kept.join("canary/not-yet.txt").exists(), "no probe wrote through the dangling link");
 }
+
+#[test]
+fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["{sandbox}"], "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let before = pg_clusters();
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    let report = stdout(&out);
+    assert!(
+        report
+            .contains("\ndb: embedded Postgres · seed 0.2 in sealmark_seed · roles sm_analyst, sm_support, sm_admin\n"),
+        "{report}{}",
+        stderr(&out)
+    );
+    assert!(report.contains("  DATABASE_URL={dsn}\n"), "the env line shows the placeholder, never a password");
+    assert_eq!(pg_clusters(), before, "the cluster is stopped and removed");
+    let out = scratch.run(&["run", "--no-embedded", "--config", cfg.to_str().unwrap()]);
+    assert!(stdout(&out).contains("PACK db  not graded: --no-embedded and no --pg"), "{}", stdout(&out));
+}
+
+/// Postgres server processes and cluster directories of embedded runs.
+fn pg_clusters() -> (usize, usize) {
+    let procs = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c.contains("sealmark-pg-")))
+        .count();
+    let dirs = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("sealmark-pg-"))
+        .count();
+    (procs, dirs)
+}

@@ -35,6 +35,10 @@ pub struct RunFacts {
     /// The tool of every valid call that was answered without an error (control reads,
     /// benign calls, control fetches).
     pub valid_calls: Vec<String>,
+    /// The `db:` line.
+    pub db: DbRecord,
+    /// Why the db pack was not graded, when the runtime knows better than "not built".
+    pub db_reason: Option<String>,
 }
 
 /// The weight a check counts with in this run: `checks.<id>.severity` when set, else
@@ -78,6 +82,10 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
     for pack in Pack::STANDARD {
         let result = if !requested.contains(&pack) {
             PackResult { status: PackStatus::Na, grade: None, reason: Some("pack not requested".to_string()) }
+        } else if pack == Pack::Db
+            && let Some(reason) = &facts.db_reason
+        {
+            PackResult { status: PackStatus::Na, grade: None, reason: Some(reason.clone()) }
         } else if !pack_doc(pack).built {
             PackResult {
                 status: PackStatus::Na,
@@ -155,7 +163,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         checks,
         classification,
         sandbox: facts.sandbox,
-        db: DbRecord { used: false, summary: "not used".to_string() },
+        db: facts.db,
         config: ConfigRecord {
             hash,
             profile: if standard { "standard" } else { "custom" }.to_string(),

@@ -51,6 +51,8 @@ fn facts() -> RunFacts {
         server_log: ServerLog::default(),
         gaps: vec![],
         valid_calls: vec!["read_file".to_string()],
+        db: crate::record::DbRecord { used: false, summary: "not used".to_string() },
+        db_reason: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! future is dropped, as on Ctrl-C).
 
 mod core;
+pub mod db;
 mod fs;
 mod listener;
 mod net;
@@ -22,7 +23,7 @@ use crate::judge::core as judge;
 use crate::judge::core::{Canary, CoreObservations};
 use crate::judge::fs::FsObservations;
 use crate::model::Pack;
-use crate::record::{Announced, Record, SandboxRecord, ServerLog};
+use crate::record::{Announced, DbRecord, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::tools::ToolInfo;
 use process::ServerProcess;
@@ -36,6 +37,8 @@ use std::time::{Duration, Instant};
 pub struct RunOptions {
     /// Leave the sandbox directory in place and say where it is.
     pub keep_sandbox: bool,
+    /// Where the seeded database comes from.
+    pub db: db::DbOptions,
 }
 
 /// What a run produced.
@@ -65,7 +68,8 @@ pub struct Live {
 pub struct Runner<'a> {
     config: &'a Config,
     sandbox: &'a Sandbox,
-    env: Vec<(String, String)>,
+    /// Values of the database placeholders for the role this runner starts servers as.
+    vars: Vec<(String, String)>,
     timeout: Duration,
     leftovers: Vec<String>,
     log: ServerLog,
@@ -88,15 +92,27 @@ fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObserva
 }
 
 impl Runner<'_> {
+    /// A config value with the role's database placeholders and the sandbox's filled in.
+    fn expand(&self, s: &str) -> String {
+        let s = self.vars.iter().fold(s.to_string(), |acc, (k, v)| acc.replace(k, v));
+        self.sandbox.expand(&s)
+    }
+
     async fn launch(&mut self) -> Result<Live, RunError> {
         let server = &self.config.server;
         let process = match &server.command {
             Some(cmd) => {
-                let program = self.sandbox.expand(cmd);
-                let args: Vec<String> = server.args.iter().map(|a| self.sandbox.expand(a)).collect();
+                let program = self.expand(cmd);
+                let args: Vec<String> = server.args.iter().map(|a| self.expand(a)).collect();
+                let configured = server
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), self.vars.iter().fold(v.clone(), |acc, (p, x)| acc.replace(p, x))))
+                    .collect();
+                let (env, _) = self.sandbox.environment(&configured);
                 let stdio = server.url.is_none();
                 Some(
-                    ServerProcess::spawn(&program, &args, &self.env, &self.sandbox.root(), &self.sandbox.run_id, stdio)
+                    ServerProcess::spawn(&program, &args, &env, &self.sandbox.root(), &self.sandbox.run_id, stdio)
                         .map_err(|e| RunError::Setup(e.to_string()))?,
                 )
             }
@@ -112,11 +128,11 @@ impl Runner<'_> {
                 return Ok(Live { session: Session::new(wire, self.timeout), process: Some(p), gone: None });
             }
             (Some(url), p) => {
-                let url = self.sandbox.expand(url);
+                let url = self.expand(url);
                 if let Some(p) = &p {
                     wait_until_listening(&url, p, self.timeout).await;
                 }
-                let headers = server.headers.iter().map(|(k, v)| (k.clone(), self.sandbox.expand(v))).collect();
+                let headers = server.headers.iter().map(|(k, v)| (k.clone(), self.expand(v))).collect();
                 let exited = p.as_ref().map(|p| p.exited.clone());
                 (Session::http(&url, headers, exited), p)
             }
@@ -176,11 +192,30 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
     let listener = listener::Listener::start().await.ok();
     sandbox.listener = listener.as_ref().map(listener::Listener::url);
-    let (env, inherited) = sandbox.environment(&config.server.env);
+    let (_, inherited) = sandbox.environment(&config.server.env);
+    // The database, when the server's config asks for one through a placeholder.
+    let uses_db = db::config_uses_db(config);
+    let database = if uses_db { Some(db::prepare(&options.db).await) } else { None };
+    let (vars, db_record, db_reason) = match &database {
+        None => (
+            Vec::new(),
+            DbRecord { used: false, summary: "not used".to_string() },
+            "server config has no {dsn}/{host}/... placeholder, so the harness cannot start the server once per role"
+                .to_string(),
+        ),
+        Some(Err(why)) => {
+            (db::empty_placeholders(), DbRecord { used: false, summary: format!("not available: {why}") }, why.clone())
+        }
+        Some(Ok(d)) => (
+            d.seed.placeholders(db::SESSION_ROLE),
+            DbRecord { used: true, summary: d.summary.clone() },
+            format!("not built in sealmark {}: the seed is ready, the db checks are not", crate::VERSION),
+        ),
+    };
     let mut runner = Runner {
         config,
         sandbox: &sandbox,
-        env,
+        vars,
         timeout: Duration::from_secs(config.timeout_probe_sec),
         leftovers: Vec::new(),
         log: ServerLog::default(),
@@ -286,7 +321,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     findings.retain(|(def, _)| requested.contains(&def.pack));
 
     let valid_calls = answered_valid_calls(&fs_obs, &net_obs);
-    let redactions = sandbox.redactions();
+    let mut redactions = sandbox.redactions();
+    if let Some(Ok(d)) = &database {
+        for r in &d.seed.roles {
+            redactions.push((r.password.clone(), "<password>".to_string()));
+        }
+        redactions.push((format!(":{}/", d.seed.port), ":{db_port}/".to_string()));
+        redactions.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    }
     let kept_at = if options.keep_sandbox { sandbox.keep() } else { None };
     let kept = kept_at.is_some();
     let cleaned_up = if kept { false } else { sandbox.clean_up() };
@@ -316,6 +358,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         server_log,
         gaps,
         valid_calls,
+        db: db_record,
+        db_reason: Some(db_reason),
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

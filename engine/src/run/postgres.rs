@@ -60,9 +60,12 @@ impl EmbeddedPg {
         let run_as = root.then(|| "postgres".to_string());
         let template = template(&bin, run_as.as_deref())?;
         let started = Instant::now();
+        // Run as another user, the cluster must be reachable by it: under /tmp, not a
+        // TMPDIR that may be private to this user.
+        let parent = if run_as.is_some() { PathBuf::from("/tmp") } else { std::env::temp_dir() };
         let dir = tempfile::Builder::new()
             .prefix("sealmark-pg-")
-            .tempdir()
+            .tempdir_in(&parent)
             .map_err(|e| format!("cannot create the cluster directory: {e}"))?;
         set_mode(dir.path(), 0o755)?;
         let data = dir.path().join("data");

@@ -4,6 +4,7 @@
 
 use super::postgres::EmbeddedPg;
 use super::sandbox::random_hex;
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection};
 
 pub const SEED_VERSION: &str = "0.2";
@@ -32,14 +33,27 @@ pub struct Seed {
     pub seeded_in: std::time::Duration,
 }
 
-/// Creates the roles, the database and its objects.
+/// Creates the roles, the database and its objects in the embedded cluster.
 pub async fn create(pg: &EmbeddedPg) -> Result<Seed, String> {
+    let admin: PgConnectOptions = pg.superuser_url("postgres").parse().map_err(|e| format!("{e}"))?;
+    create_with(admin, "127.0.0.1".to_string(), pg.port).await
+}
+
+/// Creates the seed through a superuser connection (`admin`, to any database); the
+/// roles will connect to `host:port`. An earlier seed there is dropped first.
+pub async fn create_with(admin: PgConnectOptions, host: String, port: u16) -> Result<Seed, String> {
     let started = std::time::Instant::now();
     let roles: Vec<Role> = ROLES.iter().map(|name| Role { name, password: random_hex(12) }).collect();
-    let mut admin = PgConnection::connect(&pg.superuser_url("postgres"))
+    let reader_opts = admin.clone().database(SEED_DB);
+    let mut admin = PgConnection::connect_with(&admin).await.map_err(|e| format!("cannot reach Postgres: {e}"))?;
+    // DROP DATABASE cannot share a transaction with other statements.
+    exec(&mut admin, format!("DROP DATABASE IF EXISTS {SEED_DB} WITH (FORCE)"))
         .await
-        .map_err(|e| format!("cannot reach the cluster: {e}"))?;
+        .map_err(|e| format!("cannot drop the previous seed: {e}"))?;
     let mut sql = String::new();
+    for r in ROLES {
+        sql.push_str(&format!("DROP ROLE IF EXISTS {r};\n"));
+    }
     for r in &roles {
         sql.push_str(&format!(
             "CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE PASSWORD '{}';\n",
@@ -56,11 +70,10 @@ pub async fn create(pg: &EmbeddedPg) -> Result<Seed, String> {
     );
     exec(&mut admin, connect).await?;
     admin.close().await.map_err(|e| e.to_string())?;
-
     let mut reader =
-        PgConnection::connect(&pg.superuser_url(SEED_DB)).await.map_err(|e| format!("cannot reach {SEED_DB}: {e}"))?;
+        PgConnection::connect_with(&reader_opts).await.map_err(|e| format!("cannot reach {SEED_DB}: {e}"))?;
     exec(&mut reader, SCHEMA.to_string()).await.map_err(|e| format!("cannot seed {SEED_DB}: {e}"))?;
-    Ok(Seed { roles, host: "127.0.0.1".to_string(), port: pg.port, reader, seeded_in: started.elapsed() })
+    Ok(Seed { roles, host, port, reader, seeded_in: started.elapsed() })
 }
 
 /// Runs statements the harness wrote itself (fixed identifiers, hex passwords).
@@ -122,6 +135,19 @@ impl Seed {
     pub fn dsn(&self, role: &str) -> String {
         let r = self.roles.iter().find(|r| r.name == role).expect("a seed role");
         format!("postgres://{}:{}@{}:{}/{SEED_DB}", r.name, r.password, self.host, self.port)
+    }
+
+    /// The values of the database placeholders for one role.
+    pub fn placeholders(&self, role: &str) -> Vec<(String, String)> {
+        let r = self.roles.iter().find(|r| r.name == role).expect("a seed role");
+        vec![
+            ("{dsn}".to_string(), self.dsn(role)),
+            ("{host}".to_string(), self.host.clone()),
+            ("{port}".to_string(), self.port.to_string()),
+            ("{user}".to_string(), r.name.to_string()),
+            ("{password}".to_string(), r.password.clone()),
+            ("{db}".to_string(), SEED_DB.to_string()),
+        ]
     }
 
     /// Rows in the scratch table: a write probe that landed shows here.
