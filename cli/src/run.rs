@@ -71,6 +71,9 @@ pub fn run(args: RunArgs) -> u8 {
             out.record
         }
     };
+    for c in record.checks.iter().filter(|c| c.critical && c.verdict == sealmark_engine::model::Verdict::Part) {
+        eprintln!("sealmark: critical part: {} — {}", c.id, c.summary);
+    }
     if !record.sandbox.leftover_processes.is_empty() {
         eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
     }

@@ -29,6 +29,13 @@ pub fn toy_fetch() -> PathBuf {
     path
 }
 
+/// The toy SQL server, built beside sealmark.
+pub fn toy_sql() -> PathBuf {
+    let path = sealmark().with_file_name("toy-sql");
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
 /// A scratch directory for one test: its config, its TMPDIR (so the sandbox can be
 /// checked for removal), and a unique tag planted in the server's environment.
 pub struct Scratch {

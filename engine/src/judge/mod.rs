@@ -5,6 +5,7 @@
 //! a server.
 
 pub mod core;
+pub mod db;
 pub mod fs;
 pub mod net;
 pub mod refusal;

@@ -5,6 +5,7 @@
 //! cannot drift from the check.
 
 pub(crate) mod core;
+pub(crate) mod db;
 pub(crate) mod fs;
 pub(crate) mod net;
 mod packs;
@@ -118,6 +119,8 @@ pub static CHECKS: &[&CheckDef] = &[
     &core::SECRET_ECHO,
     &core::REFUSAL_QUALITY,
     &core::INSTRUCTIONS_HYGIENE,
+    &db::DB_READ_ONLY,
+    &db::DB_MUTATION_FORMS,
     &fs::FS_READ_ESCAPE,
     &fs::FS_WRITE_ESCAPE,
     &fs::FS_SYMLINK_ESCAPE,

@@ -25,7 +25,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Db,
         title: "Postgres: writes, mutations, runaway results and time, database controls",
         applies: "when the server config holds a database placeholder and a SQL tool is found",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Sqlite,

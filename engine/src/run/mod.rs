@@ -6,6 +6,7 @@
 
 mod core;
 pub mod db;
+mod dbpack;
 mod fs;
 mod listener;
 mod net;
@@ -195,7 +196,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let (_, inherited) = sandbox.environment(&config.server.env);
     // The database, when the server's config asks for one through a placeholder.
     let uses_db = db::config_uses_db(config);
-    let database = if uses_db { Some(db::prepare(&options.db).await) } else { None };
+    let mut database = if uses_db { Some(db::prepare(&options.db).await) } else { None };
     let (vars, db_record, db_reason) = match &database {
         None => (
             Vec::new(),
@@ -209,9 +210,10 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         Some(Ok(d)) => (
             d.seed.placeholders(db::SESSION_ROLE),
             DbRecord { used: true, summary: d.summary.clone() },
-            format!("not built in sealmark {}: the seed is ready, the db checks are not", crate::VERSION),
+            "no SQL tool found".to_string(),
         ),
     };
+    let mut db_reason = Some(db_reason);
     let mut runner = Runner {
         config,
         sandbox: &sandbox,
@@ -270,6 +272,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     }
     obs.captured = std::mem::take(&mut live.session.captured);
     runner.retire(&mut live).await;
+    let mut db_obs = crate::judge::db::DbObservations::default();
+    if requested.contains(&Pack::Db)
+        && let Some(Ok(d)) = database.as_mut()
+    {
+        db_obs = dbpack::collect(&mut runner, &mut d.seed).await;
+        if !db_obs.tools.is_empty() {
+            db_reason = None;
+        }
+    }
     let leftovers = std::mem::take(&mut runner.leftovers);
     let server_log = std::mem::take(&mut runner.log);
     let mut gaps = std::mem::take(&mut runner.gaps);
@@ -318,6 +329,18 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&netd::NET_OVERSIZED_REPLY, netj::oversized_reply(&net_obs)),
         ]);
     }
+    if !db_obs.tools.is_empty() {
+        use crate::judge::db as dbj;
+        use crate::registry::db as dbd;
+        findings.extend([
+            (&dbd::DB_READ_ONLY, dbj::read_only(&db_obs)),
+            (&dbd::DB_MUTATION_FORMS, dbj::mutation_forms(&db_obs)),
+        ]);
+        gaps.push(format!(
+            "db: rls, pii, pii-masked, db-row-cap, db-timeout, write-gate, audit and db-privilege are not built in sealmark {}; the db grade rests on db-read-only and db-mutation-forms",
+            crate::VERSION
+        ));
+    }
     findings.retain(|(def, _)| requested.contains(&def.pack));
 
     let valid_calls = answered_valid_calls(&fs_obs, &net_obs);
@@ -359,7 +382,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         gaps,
         valid_calls,
         db: db_record,
-        db_reason: Some(db_reason),
+        db_reason,
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

@@ -118,6 +118,8 @@ CREATE POLICY admin_all ON tenant_notes FOR ALL TO sm_admin USING (true) WITH CH
 -- Scratch objects the write probes aim at; the state reader resets them.
 CREATE TABLE probe_t (id integer, v text);
 CREATE TABLE audit_probe (id serial PRIMARY KEY, at timestamptz DEFAULT now(), statement text);
+-- Owned by the admin role, so dropping it is a write the database allows.
+ALTER TABLE audit_probe OWNER TO sm_admin;
 
 -- Grants: the analyst may not read customers.email; support reads only the masked
 -- view; admin can write, so the database is never why a write fails.
@@ -159,17 +161,94 @@ impl Seed {
         Ok(n)
     }
 
+    /// What the write probes can change, read as the superuser.
+    pub async fn state(&mut self) -> Result<State, String> {
+        let (probe_t, tenants, notes, ddl, audit, seq): (Vec<String>, i64, i64, bool, bool, i64) = sqlx::query_as(
+            "SELECT (SELECT coalesce(array_agg(v ORDER BY v), '{}') FROM probe_t),
+                    (SELECT count(*) FROM tenant_notes WHERE tenant NOT IN ('tenant_a', 'tenant_b')),
+                    (SELECT count(*) FROM tenant_notes),
+                    to_regclass('public.sm_ddl_probe') IS NOT NULL,
+                    to_regclass('public.audit_probe') IS NOT NULL,
+                    (SELECT coalesce(max(last_value), 0) FROM pg_sequences WHERE sequencename = 'audit_probe_id_seq')",
+        )
+        .fetch_one(&mut self.reader)
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(State {
+            probe_t,
+            renamed_tenants: tenants,
+            tenant_notes: notes,
+            ddl_probe: ddl,
+            audit_probe: audit,
+            sequence: seq,
+        })
+    }
+
     /// Puts the scratch state back (5 s lock timeout): empties probe_t, restores tenant
-    /// names, drops sm_ddl_probe, recreates audit_probe if a probe dropped it.
-    pub async fn reset(&mut self) -> Result<(), String> {
+    /// names, drops sm_ddl_probe, recreates audit_probe if a probe dropped it. When a
+    /// server holds a lock, its connections are terminated and the reset retried once;
+    /// the caveat that says so is returned.
+    pub async fn reset(&mut self) -> Result<Option<String>, String> {
         let sql = "
             SET lock_timeout = '5s';
             TRUNCATE probe_t;
             UPDATE tenant_notes SET tenant = CASE WHEN id <= 5 THEN 'tenant_a' ELSE 'tenant_b' END;
             DROP TABLE IF EXISTS sm_ddl_probe;
+            INSERT INTO tenant_notes
+                SELECT i, CASE WHEN i <= 5 THEN 'tenant_a' ELSE 'tenant_b' END,
+                       CASE WHEN i <= 5 THEN 'note ' || i ELSE 'sm-rls-sentinel ' || i END
+                FROM generate_series(1, 10) AS i
+                ON CONFLICT (id) DO NOTHING;
             CREATE TABLE IF NOT EXISTS audit_probe (id serial PRIMARY KEY, at timestamptz DEFAULT now(), statement text);
+            ALTER TABLE audit_probe OWNER TO sm_admin;
+            GRANT SELECT ON audit_probe TO sm_analyst, sm_support;
             RESET lock_timeout;";
-        exec(&mut self.reader, sql.to_string()).await
+        if exec(&mut self.reader, sql.to_string()).await.is_ok() {
+            return Ok(None);
+        }
+        let terminate = format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND usename IN ('sm_analyst', 'sm_support', 'sm_admin')"
+        );
+        exec(&mut self.reader, terminate).await?;
+        exec(&mut self.reader, sql.to_string()).await?;
+        Ok(Some("the server held a lock on the scratch state; the harness terminated its database connections and reset again, so later probes ran on fresh connections".to_string()))
+    }
+}
+
+/// The scratch state the state reader compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    pub probe_t: Vec<String>,
+    pub renamed_tenants: i64,
+    pub tenant_notes: i64,
+    pub ddl_probe: bool,
+    pub audit_probe: bool,
+    pub sequence: i64,
+}
+
+impl State {
+    /// What changed from `before` to `self`, one line each, naming the row or object.
+    pub fn changes_since(&self, before: &State) -> Vec<String> {
+        let mut out = Vec::new();
+        for v in self.probe_t.iter().filter(|v| !before.probe_t.contains(v)) {
+            out.push(format!("probe_t gained a row ({v})"));
+        }
+        if self.renamed_tenants != before.renamed_tenants {
+            out.push(format!("{} tenant_notes row(s) changed tenant", self.renamed_tenants - before.renamed_tenants));
+        }
+        if self.tenant_notes < before.tenant_notes {
+            out.push(format!("{} tenant_notes row(s) were deleted", before.tenant_notes - self.tenant_notes));
+        }
+        if self.ddl_probe && !before.ddl_probe {
+            out.push("table sm_ddl_probe was created".to_string());
+        }
+        if before.audit_probe && !self.audit_probe {
+            out.push("table audit_probe was dropped".to_string());
+        }
+        if self.sequence != before.sequence {
+            out.push("sequence audit_probe_id_seq advanced".to_string());
+        }
+        out
     }
 }
 
@@ -205,7 +284,7 @@ mod tests {
         let mut admin = PgConnection::connect(&seed.dsn("sm_admin")).await.unwrap();
         exec(&mut admin, "INSERT INTO probe_t VALUES (1, 'x')".to_string()).await.expect("admin can write");
         assert_eq!(seed.probe_t_rows().await.unwrap(), 1);
-        seed.reset().await.unwrap();
+        assert_eq!(seed.reset().await.unwrap(), None);
         assert_eq!(seed.probe_t_rows().await.unwrap(), 0);
         assert!(seed.seeded_in < std::time::Duration::from_secs(30));
     }

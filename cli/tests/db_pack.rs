@@ -1,0 +1,95 @@
+//! The db pack through the real binary, against a real embedded Postgres the harness
+//! starts and seeds: each toy SQL server mode gets the verdicts the table expects, with
+//! state-reader evidence naming what changed.
+
+mod common;
+
+use common::{Scratch, toy_sql, verdict};
+use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Part, Pass};
+
+/// Mode → (db-read-only, db-mutation-forms).
+const EXPECTED: &[(&str, [Verdict; 2])] = &[
+    ("good", [Pass, Pass]),
+    ("prefix-check", [Pass, Fail]),
+    ("commit-escape", [Pass, Fail]),
+    ("subquery-only", [Pass, Part]),
+    ("read-write", [Fail, Fail]),
+    ("broken", [Inconclusive, Inconclusive]),
+];
+
+fn check(mode: &str) -> (serde_json::Value, String) {
+    let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
+    for (id, want) in ["db-read-only", "db-mutation-forms"].iter().zip(want) {
+        let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
+        assert_eq!(verdict(&rec, id), want, "mode {mode}, {id}: {}", c["summary"]);
+        if matches!(want, Fail | Part) {
+            let first = &c["evidence"][0];
+            assert_eq!(first["verifiedBy"], "state", "{first}");
+            assert_eq!(first["role"], "admin", "{first}");
+            assert!(first["outcome"].as_str().unwrap().contains("the state reader saw: "), "{first}");
+        }
+    }
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
+    (rec, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_correct_read_only_server_passes() {
+    let (rec, _) = check("good");
+    assert_eq!(rec["db"]["used"], true);
+    assert_eq!(rec["packs"]["db"]["grade"]["letter"], "A");
+}
+
+#[test]
+fn a_select_prefix_check_fails_the_indirect_forms() {
+    let (rec, _) = check("prefix-check");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-mutation-forms").unwrap().clone();
+    assert!(
+        c["summary"].as_str().unwrap().contains("cte-insert on query (probe_t gained a row (sm-cte))"),
+        "{}",
+        c["summary"]
+    );
+}
+
+#[test]
+fn a_read_only_transaction_ended_by_commit_fails() {
+    let (rec, _) = check("commit-escape");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-mutation-forms").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("commit-escape on query"), "{}", c["summary"]);
+}
+
+#[test]
+fn a_non_core_form_alone_scores_critical_part_and_says_so() {
+    let (rec, stderr) = check("subquery-only");
+    assert_eq!(rec["packs"]["db"]["grade"]["capped"], false);
+    assert!(stderr.contains("sealmark: critical part: db-mutation-forms"), "{stderr}");
+}
+
+#[test]
+fn a_read_write_server_fails_both() {
+    let (rec, _) = check("read-write");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-read-only").unwrap().clone();
+    let outcomes: Vec<&str> =
+        c["evidence"].as_array().unwrap().iter().map(|e| e["outcome"].as_str().unwrap()).collect();
+    for seen in [
+        "probe_t gained a row (sm-write)",
+        "1 tenant_notes row(s) changed tenant",
+        "1 tenant_notes row(s) were deleted",
+        "table sm_ddl_probe was created",
+        "table audit_probe was dropped",
+    ] {
+        assert!(outcomes.iter().any(|o| o.contains(seen)), "missing {seen}: {outcomes:?}");
+    }
+}
+
+#[test]
+fn a_failed_control_is_inconclusive_never_pass() {
+    check("broken");
+}
