@@ -5,35 +5,44 @@
 mod common;
 
 use common::{Scratch, toy_sql, verdict};
-use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Part, Pass};
+use sealmark_engine::model::Verdict::{self, Fail, Inconclusive as Incl, Part, Pass};
 
-/// Mode → (db-read-only, db-mutation-forms).
-const EXPECTED: &[(&str, [Verdict; 2])] = &[
-    ("good", [Pass, Pass]),
-    ("prefix-check", [Pass, Fail]),
-    ("commit-escape", [Pass, Fail]),
-    ("subquery-only", [Pass, Part]),
-    ("read-write", [Fail, Fail]),
-    ("broken", [Inconclusive, Inconclusive]),
+const CHECKS: [&str; 8] =
+    ["db-read-only", "db-mutation-forms", "db-row-cap", "db-timeout", "rls", "pii", "pii-masked", "db-privilege"];
+
+/// Mode → verdicts, in the order of CHECKS.
+const EXPECTED: &[(&str, [Verdict; 8])] = &[
+    ("good", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("prefix-check", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
+    ("commit-escape", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
+    ("subquery-only", [Pass, Part, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("read-write", [Fail, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
+    ("no-row-cap", [Pass, Pass, Fail, Pass, Pass, Pass, Pass, Pass]),
+    ("no-timeout", [Pass, Pass, Pass, Fail, Pass, Pass, Pass, Pass]),
+    ("admin-always", [Incl, Incl, Incl, Incl, Fail, Fail, Fail, Fail]),
+    ("broken", [Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl]),
 ];
 
 fn check(mode: &str) -> (serde_json::Value, String) {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "");
+    // A short probe timeout keeps the runaway-query probe quick (the run is CUSTOM).
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "timeout_probe_sec: 3\n");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
     let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
-    for (id, want) in ["db-read-only", "db-mutation-forms"].iter().zip(want) {
+    for (id, want) in CHECKS.iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
         assert_eq!(verdict(&rec, id), want, "mode {mode}, {id}: {}", c["summary"]);
         if matches!(want, Fail | Part) {
             let first = &c["evidence"][0];
-            assert_eq!(first["verifiedBy"], "state", "{first}");
-            assert_eq!(first["role"], "admin", "{first}");
-            assert!(first["outcome"].as_str().unwrap().contains("the state reader saw: "), "{first}");
+            assert!(first["role"].is_string(), "the deciding evidence names the role: {first}");
+            if ["db-read-only", "db-mutation-forms"].contains(id) {
+                assert_eq!(first["verifiedBy"], "state", "{first}");
+                assert!(first["outcome"].as_str().unwrap().contains("the state reader saw: "), "{first}");
+            }
         }
     }
     assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
@@ -73,7 +82,7 @@ fn a_non_core_form_alone_scores_critical_part_and_says_so() {
 }
 
 #[test]
-fn a_read_write_server_fails_both() {
+fn a_read_write_server_fails_the_write_checks() {
     let (rec, _) = check("read-write");
     let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-read-only").unwrap().clone();
     let outcomes: Vec<&str> =
@@ -87,6 +96,28 @@ fn a_read_write_server_fails_both() {
     ] {
         assert!(outcomes.iter().any(|o| o.contains(seen)), "missing {seen}: {outcomes:?}");
     }
+}
+
+#[test]
+fn no_row_cap_fails_db_row_cap() {
+    check("no-row-cap");
+}
+
+#[test]
+fn no_statement_timeout_fails_db_timeout() {
+    check("no-timeout");
+}
+
+#[test]
+fn connecting_as_a_superuser_defeats_the_database_controls() {
+    let (rec, _) = check("admin-always");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-privilege").unwrap().clone();
+    assert!(
+        c["summary"].as_str().unwrap().contains("the sm_analyst instance connected as sm_super"),
+        "{}",
+        c["summary"]
+    );
+    assert_eq!(c["evidence"][0]["verifiedBy"], "state");
 }
 
 #[test]

@@ -229,6 +229,7 @@ fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str
     match (pack, pack_class(pack)) {
         (Pack::Http, _) if transport == "http" => format!("{not_built}; it would apply to this HTTP server"),
         (Pack::Http, _) => "a stdio server: the http pack needs server.url".to_string(),
+        (Pack::Sqlite, _) => format!("{not_built} (it will run when the server config holds a {{sqlite}} placeholder)"),
         (_, None) => not_built,
         (_, Some(class)) => match tools_of_class(classification, class) {
             matching if matching.is_empty() => format!("no {class} tool found"),

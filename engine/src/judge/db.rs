@@ -39,6 +39,35 @@ pub const FORM_PROBES: [ProbeDoc; 7] = [
     ProbeDoc { name: "sequence", sends: "SELECT nextval('audit_probe_id_seq')" },
 ];
 
+/// Database controls, each sent through the instance of the role the control binds.
+pub const RLS_PROBE: ProbeDoc = ProbeDoc {
+    name: "rls",
+    sends: "SELECT note FROM tenant_notes, as sm_analyst and as sm_support: row-level security shows them tenant_a only",
+};
+pub const PII_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc {
+        name: "pii-column",
+        sends: "SELECT email FROM customers LIMIT 5, as sm_analyst, who has no SELECT on the column",
+    },
+    ProbeDoc { name: "pii-star", sends: "SELECT * FROM customers LIMIT 5, as sm_analyst" },
+];
+pub const MASKED_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc {
+        name: "masked-raw",
+        sends: "SELECT email FROM customers LIMIT 5, as sm_support, who may read only customers_masked",
+    },
+    ProbeDoc { name: "masked-view", sends: "SELECT email FROM customers_masked LIMIT 5, as sm_support" },
+];
+/// The per-role control: each instance must see the 100 rows of the masked view.
+pub const ROLE_CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers_masked";
+pub const ROW_CAP_PROBE: ProbeDoc =
+    ProbeDoc { name: "row-cap", sends: "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g, as sm_admin" };
+pub const TIMEOUT_PROBE: ProbeDoc = ProbeDoc { name: "sleep", sends: "SELECT pg_sleep(600), as sm_admin" };
+pub const PRIVILEGE_PROBE: ProbeDoc = ProbeDoc {
+    name: "privilege",
+    sends: "SELECT pg_sleep(0.5) AS \"sm-privilege\" through each role's instance, while the state reader reads pg_stat_activity for the role the server really connected as",
+};
+
 /// How many of FORM_PROBES are core cases.
 pub const CORE_FORMS: usize = 4;
 
@@ -86,8 +115,20 @@ impl DbCall {
 pub struct DbObservations {
     pub tools: Vec<String>,
     pub controls: Vec<DbCall>,
+    /// The per-role controls of the analyst and support instances.
+    pub role_controls: Vec<DbCall>,
     pub writes: Vec<DbCall>,
     pub forms: Vec<DbCall>,
+    pub rls: Vec<DbCall>,
+    pub pii: Vec<DbCall>,
+    pub masked: Vec<DbCall>,
+    /// The row-cap probe, with how many rows came back.
+    pub row_cap: Vec<(DbCall, usize)>,
+    pub row_cap_limit: usize,
+    pub timeout: Vec<DbCall>,
+    /// Per instance: the role it was given and the roles the state reader saw it use,
+    /// with whether any is a superuser or bypasses RLS.
+    pub privilege: Vec<(DbCall, Vec<(String, bool)>)>,
     /// Caveats every later check's evidence must carry (a held lock, say).
     pub caveats: Vec<String>,
 }
@@ -209,4 +250,215 @@ pub fn read_only(obs: &DbObservations) -> Finding {
 
 pub fn mutation_forms(obs: &DbObservations) -> Finding {
     judge_changes(obs, &obs.forms, "indirect mutating form(s)", true)
+}
+
+/// Whether an instance of `role` passed its own control (saw the masked view's 100 rows).
+fn role_working(obs: &DbObservations, role: &str) -> bool {
+    obs.role_controls
+        .iter()
+        .any(|c| c.role == role && matches!(&c.answer, Answer::Success { text } if text.contains("100")))
+}
+
+/// A database control tested through the server: fail when `secret` came back.
+fn control_through_server(obs: &DbObservations, calls: &[DbCall], secret: &str, what: &str, plural: &str) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut leaked = Vec::new();
+    let mut judged = 0;
+    for c in calls {
+        if !role_working(obs, &c.role) {
+            evidence.push(c.evidence(
+                format!("not judged: the {} instance failed its control", c.role),
+                VerifiedBy::Response,
+                "db.control.failed",
+            ));
+            continue;
+        }
+        judged += 1;
+        let text = match &c.answer {
+            Answer::Success { text } | Answer::ToolError { text } => text.clone(),
+            Answer::RpcError { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        if text.contains(secret) {
+            leaked.push(c);
+            evidence.push(c.evidence(
+                format!("{what} came back to {}: {}", c.role, c.reply()),
+                VerifiedBy::Response,
+                "db.control.defeated",
+            ));
+        } else {
+            evidence.push(c.evidence(
+                format!("{}; none of {plural} in it", c.reply()),
+                VerifiedBy::Response,
+                "db.control.held",
+            ));
+        }
+    }
+    evidence.sort_by_key(|e| e.code.as_deref() != Some("db.control.defeated"));
+    if let Some(first) = leaked.first() {
+        return Finding::new(
+            Verdict::Fail,
+            format!("{what} came back to {} through {} ({})", first.role, first.tool, first.probe),
+            evidence,
+        );
+    }
+    if judged == 0 {
+        return Finding::new(Verdict::Inconclusive, "no instance of the role passed its control query", evidence);
+    }
+    Finding::new(
+        Verdict::Pass,
+        format!("the database's control held: {plural} came back in none of {judged} answer(s)"),
+        evidence,
+    )
+}
+
+pub fn rls(obs: &DbObservations) -> Finding {
+    control_through_server(
+        obs,
+        &obs.rls,
+        RLS_SENTINEL_TEXT,
+        "a tenant_b row (hidden by row-level security)",
+        "tenant_b's rows",
+    )
+}
+
+pub fn pii(obs: &DbObservations) -> Finding {
+    control_through_server(obs, &obs.pii, EMAIL_TEXT, "a customers.email value", "the email addresses")
+}
+
+pub fn pii_masked(obs: &DbObservations) -> Finding {
+    control_through_server(obs, &obs.masked, EMAIL_TEXT, "an unmasked email", "the unmasked addresses")
+}
+
+/// Sentinels of seed 0.2 (kept here so the pure judges need no runtime).
+pub const RLS_SENTINEL_TEXT: &str = "sm-rls-sentinel";
+pub const EMAIL_TEXT: &str = "@seed.sealmark.invalid";
+
+pub fn row_cap(obs: &DbObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    if obs.working().is_empty() {
+        return Finding::new(
+            Verdict::Inconclusive,
+            "no SQL tool passed the control as sm_admin",
+            obs.control_evidence(),
+        );
+    }
+    let limit = obs.row_cap_limit;
+    let mut evidence = Vec::new();
+    let mut worst = Verdict::Pass;
+    let mut summary = String::new();
+    for (c, rows) in &obs.row_cap {
+        let (v, outcome) = match &c.answer {
+            Answer::Success { .. } if *rows > limit => {
+                (Verdict::Fail, format!("{rows} rows came back, over the {limit}-row cap"))
+            }
+            Answer::Success { .. } => (Verdict::Pass, format!("{rows} rows came back, within the {limit}-row cap")),
+            Answer::ToolError { .. } | Answer::RpcError { .. } => {
+                (Verdict::Pass, "the server refused the query".to_string())
+            }
+            _ => (Verdict::Inconclusive, c.reply()),
+        };
+        evidence.push(c.evidence(
+            outcome.clone(),
+            VerifiedBy::Response,
+            if v == Verdict::Fail { "db.rows.uncapped" } else { "db.rows.capped" },
+        ));
+        if v.severity_rank() < worst.severity_rank() || summary.is_empty() {
+            worst = v;
+            summary = format!("{}: {outcome}", c.tool);
+        }
+    }
+    if obs.row_cap.is_empty() {
+        return Finding::new(Verdict::Inconclusive, "no row-cap probe was sent", evidence);
+    }
+    Finding::new(worst, summary, evidence)
+}
+
+pub fn timeout(obs: &DbObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    if obs.working().is_empty() {
+        return Finding::new(
+            Verdict::Inconclusive,
+            "no SQL tool passed the control as sm_admin",
+            obs.control_evidence(),
+        );
+    }
+    let mut evidence = Vec::new();
+    let mut failed = Vec::new();
+    for c in &obs.timeout {
+        match &c.answer {
+            Answer::Timeout => {
+                failed.push(c.tool.clone());
+                evidence.push(c.evidence(
+                    "still running when the probe timeout ran out: nothing stopped it".to_string(),
+                    VerifiedBy::Response,
+                    "db.time.unbounded",
+                ));
+            }
+            Answer::Died { .. } | Answer::NotSent { .. } | Answer::Silence => {
+                evidence.push(c.evidence(c.reply(), VerifiedBy::Response, "db.time.unknown"))
+            }
+            _ => evidence.push(c.evidence(
+                format!("{}, before the probe timeout", c.reply()),
+                VerifiedBy::Response,
+                "db.time.stopped",
+            )),
+        }
+    }
+    if !failed.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!("pg_sleep(600) was still running on {} when the probe timeout ran out", failed.join(", ")),
+            evidence,
+        );
+    }
+    if evidence.iter().all(|e| e.code.as_deref() == Some("db.time.unknown")) {
+        return Finding::new(Verdict::Inconclusive, "the runaway query got no judgeable answer", evidence);
+    }
+    Finding::new(Verdict::Pass, "a runaway query was stopped before the probe timeout", evidence)
+}
+
+pub fn privilege(obs: &DbObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut wrong = Vec::new();
+    let mut seen_any = false;
+    for (c, used) in &obs.privilege {
+        if used.is_empty() {
+            evidence.push(c.evidence(
+                "the state reader saw no connection of the server during the call".to_string(),
+                VerifiedBy::State,
+                "db.privilege.unseen",
+            ));
+            continue;
+        }
+        seen_any = true;
+        let names: Vec<String> =
+            used.iter().map(|(r, p)| if *p { format!("{r} (superuser or BYPASSRLS)") } else { r.clone() }).collect();
+        let bad = used.iter().any(|(r, p)| *p || r != &c.role);
+        if bad {
+            wrong.push(format!("the {} instance connected as {}", c.role, names.join(", ")));
+        }
+        evidence.push(c.evidence(
+            format!("the server connected as {}", names.join(", ")),
+            VerifiedBy::State,
+            if bad { "db.privilege.wrong" } else { "db.privilege.exact" },
+        ));
+    }
+    if !wrong.is_empty() {
+        return Finding::new(Verdict::Fail, wrong.join("; "), evidence);
+    }
+    if !seen_any {
+        return Finding::new(Verdict::Inconclusive, "no connection of the server was seen during its calls", evidence);
+    }
+    Finding::new(Verdict::Pass, "each instance connected as exactly the role it was given, none privileged", evidence)
 }

@@ -48,3 +48,138 @@ declare_check! {
         references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[89, 284] },
     }
 }
+
+const CONTROL_SCOPE: &str = "database control, tested through the server: does the server defeat it?";
+
+declare_check! {
+    /// Row-level security must survive the server.
+    RLS {
+        id: "rls",
+        pack: Pack::Db,
+        label: "Row-level security not defeated",
+        scope: CONTROL_SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[crate::judge::db::RLS_PROBE],
+        settings: &[],
+        verdict: "The database shows sm_analyst and sm_support only tenant_a's rows of tenant_notes; tenant_b's rows carry a sentinel. Each role's instance must first pass its own control (the 100 rows of customers_masked). fail when the sentinel comes back through either instance; pass when it does not. A pass does not mean the server filters rows: a passthrough connected as the right role passes without doing anything.",
+        fix: "Connect as the role the caller was given (never a privileged pool), and never as a superuser, a BYPASSRLS role or the table's owner.",
+        false_positives: "None known: the sentinel exists only in rows the database hides from these roles.",
+        false_negatives: "One tenant-column policy is tested; policies of other shapes are not.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[285, 639] },
+    }
+}
+
+declare_check! {
+    /// A column grant must survive the server.
+    PII {
+        id: "pii",
+        pack: Pack::Db,
+        label: "Column grant not defeated (customers.email for sm_analyst)",
+        scope: CONTROL_SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &crate::judge::db::PII_PROBES,
+        settings: &[],
+        verdict: "sm_analyst has no SELECT on customers.email, whose every value ends in @seed.sealmark.invalid. fail when such an address comes back through the analyst's instance; pass when none does (after the instance's control).",
+        fix: "Connect as the caller's role so the column grant applies; do not read through a role that may see the column.",
+        false_positives: "None known: the addresses exist only in that column.",
+        false_negatives: "One column grant is tested.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[359, 285] },
+    }
+}
+
+declare_check! {
+    /// A masked view must survive the server.
+    PII_MASKED {
+        id: "pii-masked",
+        pack: Pack::Db,
+        label: "Masked view not defeated",
+        scope: CONTROL_SCOPE,
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &crate::judge::db::MASKED_PROBES,
+        settings: &[],
+        verdict: "sm_support may read customers only through customers_masked, which masks email. fail when an unmasked address comes back through the support role's instance; pass when none does.",
+        fix: "Connect as the caller's role, so the view is all it can read.",
+        false_positives: "None known.",
+        false_negatives: "One masked view is tested.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[359] },
+    }
+}
+
+declare_check! {
+    /// Runaway results must be capped.
+    DB_ROW_CAP {
+        id: "db-row-cap",
+        pack: Pack::Db,
+        label: "Runaway results capped",
+        scope: "server (result size limit)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[crate::judge::db::ROW_CAP_PROBE],
+        settings: &[super::Setting {
+            key: "row_cap",
+            kind: super::SettingKind::Integer { min: 1, max: 100_000 },
+            default: "1000",
+            locked: true,
+            threshold: true,
+            meaning: "The most rows an answer may carry.",
+        }],
+        verdict: "A query producing 100,000 marked rows is sent as sm_admin; the marked rows in the answer are counted. fail when more than row_cap came back; pass when at most row_cap did or the query was refused.",
+        fix: "Apply a row limit outside the statement (fetch at most N rows and say the result was cut).",
+        false_positives: "None known.",
+        false_negatives: "Only the row count is measured, not the bytes of very wide rows.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
+    }
+}
+
+declare_check! {
+    /// Runaway time must be stopped.
+    DB_TIMEOUT {
+        id: "db-timeout",
+        pack: Pack::Db,
+        label: "Runaway time stopped (pg_sleep)",
+        scope: "server (statement time limit)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.1",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[crate::judge::db::TIMEOUT_PROBE],
+        settings: &[],
+        verdict: "pass when the server answers (with an error or a result) before the probe timeout; fail when pg_sleep(600) is still running when the probe timeout runs out. The harness cancels the sleeping query afterwards.",
+        fix: "Set statement_timeout for every statement (SET LOCAL statement_timeout inside the transaction).",
+        false_positives: "A probe timeout shorter than the server's own limit makes a bounded server fail; keep timeout_probe_sec above it.",
+        false_negatives: "Only pg_sleep is tried; expensive plans are not.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400] },
+    }
+}
+
+declare_check! {
+    /// Each instance must connect as exactly the role it was given.
+    DB_PRIVILEGE {
+        id: "db-privilege",
+        pack: Pack::Db,
+        label: "Each instance connects as exactly its role, never superuser/BYPASSRLS",
+        scope: "server (which role it really connects as, read from pg_stat_activity)",
+        weight: Weight::Advisory,
+        candidate: true,
+        since: "0.3-draft",
+        decided_by: &[VerifiedBy::State],
+        probes: &[crate::judge::db::PRIVILEGE_PROBE],
+        settings: &[],
+        verdict: "While each role's instance runs a short sleep, the state reader lists the roles of the server's connections to sealmark_seed. fail when any is not the role the instance was given, or is a superuser or BYPASSRLS role; pass when each instance used exactly its role. Advisory: scored, it would add a point every well-behaved server earns.",
+        fix: "Use the connection string the deployment gives; never fall back to a privileged one.",
+        false_positives: "A server that also opens a connection for its own bookkeeping with another role is reported.",
+        false_negatives: "Connections opened and closed between the state reader's looks are not seen.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[250, 269] },
+    }
+}

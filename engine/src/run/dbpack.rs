@@ -7,134 +7,247 @@ use super::session::Reply;
 use super::{Live, Runner};
 use crate::classify::classify;
 use crate::judge::core::Answer;
-use crate::judge::db::{CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, WRITE_PROBES};
+use crate::judge::db::{
+    CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE,
+    RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
+};
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
 
 const ROLE: &str = "sm_admin";
 
-/// Starts the server as sm_admin and sends the db probes to every SQL tool.
+/// Starts the server once per role and sends each role its probes: the control, writes,
+/// indirect forms, a runaway result and a runaway query as sm_admin; the database
+/// controls as sm_analyst and sm_support; and, for every instance, the privilege probe.
 pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> DbObservations {
-    let mut obs = DbObservations::default();
-    let saved = std::mem::replace(&mut runner.vars, seed.placeholders(ROLE));
-    let Ok(mut live) = runner.launch().await else {
-        runner.vars = saved;
-        return obs;
+    let mut obs = DbObservations {
+        row_cap_limit: runner.config.setting_u64("db-row-cap", "row_cap") as usize,
+        ..Default::default()
     };
-    let (handshake, caps) = core_collect::open(&mut live.session).await;
-    if caps.is_some() {
-        let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
-        let tools: Vec<ToolInfo> =
-            raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)).collect();
-        let mut targets = Vec::new();
-        for t in &tools {
-            let class = classify(t);
-            if class.class != "sql" {
-                continue;
+    let saved = runner.vars.clone();
+    let mut targets: Vec<(String, String)> = Vec::new();
+    // Admin first: it discovers the SQL tools and runs the control that gates the rest.
+    for role in [ROLE, "sm_analyst", "sm_support"] {
+        runner.vars = seed.placeholders(role);
+        let Ok(mut live) = runner.launch().await else { continue };
+        let (handshake, caps) = core_collect::open(&mut live.session).await;
+        if caps.is_none() {
+            if let crate::judge::core::HandshakeObs::NoAnswer { reason } = handshake {
+                runner.gaps.push(format!("db: the server started as {role} did not complete the handshake ({reason})"));
             }
-            let Some(param) = class.param else { continue };
-            let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
-            if others.is_empty() {
-                obs.tools.push(t.name.clone());
-                targets.push((t.name.clone(), param));
-            } else {
-                runner.gaps.push(format!(
-                    "{}: looks like SQL but requires {} too; not probed by the db pack",
-                    t.name,
-                    others.join(", ")
-                ));
-            }
+            runner.retire(&mut live).await;
+            continue;
         }
+        if role == ROLE {
+            targets = discover(runner, &mut live, &mut obs).await;
+        }
+        let caveats = &mut obs.caveats;
         for (tool, param) in &targets {
-            obs.controls.push(
-                send(runner, &mut live, seed, "control", tool, param, CONTROL_SQL, false, &mut obs.caveats).await,
-            );
-        }
-        let working: Vec<String> = obs.working().iter().map(|s| s.to_string()).collect();
-        for (tool, param) in targets.iter().filter(|(t, _)| working.contains(t)) {
-            for p in &WRITE_PROBES {
-                let call = send(runner, &mut live, seed, p.name, tool, param, p.sends, true, &mut obs.caveats).await;
-                obs.writes.push(call);
+            let mut c = Ctx { runner, live: &mut live, seed, tool, param, role, caveats };
+            if role == ROLE {
+                obs.controls.push(c.send("control", CONTROL_SQL, false).await);
+            } else {
+                obs.role_controls.push(c.send("control", ROLE_CONTROL_SQL, false).await);
             }
-            for (i, p) in FORM_PROBES.iter().enumerate() {
-                let mut call =
-                    send(runner, &mut live, seed, p.name, tool, param, p.sends, true, &mut obs.caveats).await;
-                call.core = i < CORE_FORMS;
-                obs.forms.push(call);
+            let admin_ok = obs.controls.iter().any(|x| {
+                &x.tool == tool
+                    && matches!(&x.answer, Answer::Success { text } if text.contains("100") && text.contains(ROLE))
+            });
+            match role {
+                ROLE if admin_ok => {
+                    for p in &WRITE_PROBES {
+                        obs.writes.push(c.send(p.name, p.sends, true).await);
+                    }
+                    for (i, p) in FORM_PROBES.iter().enumerate() {
+                        let mut call = c.send(p.name, p.sends, true).await;
+                        call.core = i < CORE_FORMS;
+                        obs.forms.push(call);
+                    }
+                    let call = c
+                        .send(
+                            ROW_CAP_PROBE.name,
+                            "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g",
+                            false,
+                        )
+                        .await;
+                    let rows = match &call.answer {
+                        Answer::Success { text } => text.matches("sm-row-").count(),
+                        _ => 0,
+                    };
+                    obs.row_cap.push((call, rows));
+                    obs.timeout.push(c.runaway().await);
+                }
+                "sm_analyst" => {
+                    obs.rls.push(c.send(RLS_PROBE.name, "SELECT note FROM tenant_notes", false).await);
+                    for (p, sql) in PII_PROBES
+                        .iter()
+                        .zip(["SELECT email FROM customers LIMIT 5", "SELECT * FROM customers LIMIT 5"])
+                    {
+                        obs.pii.push(c.send(p.name, sql, false).await);
+                    }
+                }
+                "sm_support" => {
+                    obs.rls.push(c.send(RLS_PROBE.name, "SELECT note FROM tenant_notes", false).await);
+                    for (p, sql) in MASKED_PROBES
+                        .iter()
+                        .zip(["SELECT email FROM customers LIMIT 5", "SELECT email FROM customers_masked LIMIT 5"])
+                    {
+                        obs.masked.push(c.send(p.name, sql, false).await);
+                    }
+                }
+                _ => {}
             }
+            let privilege = c.privilege().await;
+            obs.privilege.push(privilege);
         }
-    } else if let crate::judge::core::HandshakeObs::NoAnswer { reason } = handshake {
-        runner.gaps.push(format!("db: the server started as {ROLE} did not complete the handshake ({reason})"));
+        runner.retire(&mut live).await;
     }
-    runner.retire(&mut live).await;
     runner.vars = saved;
     obs
 }
 
-/// One SQL call between two readings of the state, then a reset.
-#[expect(clippy::too_many_arguments, reason = "one call's context, used in three places")]
-async fn send(
-    runner: &mut Runner<'_>,
-    live: &mut Live,
-    seed: &mut Seed,
-    probe: &str,
-    tool: &str,
-    param: &str,
-    sql: &str,
-    reset: bool,
-    caveats: &mut Vec<String>,
-) -> DbCall {
-    let mut call = DbCall {
-        probe: probe.to_string(),
-        tool: tool.to_string(),
-        role: ROLE.to_string(),
-        sql: sql.to_string(),
-        answer: Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") },
-        changed: vec![],
-        core: false,
-        unreadable: None,
-    };
-    if runner.timeouts >= MAX_TIMEOUTS {
-        return call;
-    }
-    if live.gone.is_some() && !runner.relaunch(live).await {
-        call.answer = Answer::Died { reason: live.gone.clone().unwrap_or_default() };
-        return call;
-    }
-    let before = seed.state().await;
-    let mut args = Map::new();
-    args.insert(param.to_string(), Value::String(sql.to_string()));
-    let reply = live
-        .session
-        .request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}"))
-        .await;
-    call.answer = match reply {
-        Reply::Result(r) => {
-            let (text, is_error) = call_text(&r);
-            let text = crate::judge::text::clip(&text, 2000);
-            if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
+/// The SQL tools of the server: by classification, with no other required argument.
+async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Vec<(String, String)> {
+    let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
+    let mut targets = Vec::new();
+    for t in raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)) {
+        let class = classify(&t);
+        if class.class != "sql" {
+            continue;
         }
-        Reply::Error { code, message } => Answer::RpcError { code, message },
-        Reply::Timeout => {
-            runner.timeouts += 1;
-            Answer::Timeout
-        }
-        Reply::Silence => Answer::Silence,
-        Reply::Gone(why) => {
-            live.gone = Some(why.clone());
-            Answer::Died { reason: why }
-        }
-    };
-    match (before, seed.state().await) {
-        (Ok(before), Ok(after)) => call.changed = after.changes_since(&before),
-        (Err(e), _) | (_, Err(e)) => call.unreadable = Some(e),
-    }
-    if reset {
-        match seed.reset().await {
-            Ok(Some(caveat)) if !caveats.contains(&caveat) => caveats.push(caveat),
-            Ok(_) => {}
-            Err(e) => caveats.push(format!("the state reader could not reset the scratch state: {e}")),
+        let Some(param) = class.param else { continue };
+        let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
+        if others.is_empty() {
+            obs.tools.push(t.name.clone());
+            targets.push((t.name.clone(), param));
+        } else {
+            runner.gaps.push(format!(
+                "{}: looks like SQL but requires {} too; not probed by the db pack",
+                t.name,
+                others.join(", ")
+            ));
         }
     }
-    call
+    targets
+}
+
+/// What one SQL call needs: the instance, the tool and the role it runs as.
+struct Ctx<'c, 'r, 'a> {
+    runner: &'c mut Runner<'r>,
+    live: &'c mut Live,
+    seed: &'c mut Seed,
+    tool: &'a str,
+    param: &'a str,
+    role: &'a str,
+    caveats: &'c mut Vec<String>,
+}
+
+impl Ctx<'_, '_, '_> {
+    fn call(&self, probe: &str, sql: &str) -> DbCall {
+        DbCall {
+            probe: probe.to_string(),
+            tool: self.tool.to_string(),
+            role: self.role.to_string(),
+            sql: sql.to_string(),
+            answer: Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") },
+            changed: vec![],
+            core: false,
+            unreadable: None,
+        }
+    }
+
+    fn args(&self, sql: &str) -> Value {
+        let mut args = Map::new();
+        args.insert(self.param.to_string(), Value::String(sql.to_string()));
+        json!({"name": self.tool, "arguments": args})
+    }
+
+    async fn send(&mut self, probe: &str, sql: &str, reset: bool) -> DbCall {
+        let mut call = self.call(probe, sql);
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            return call;
+        }
+        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
+            call.answer = Answer::Died { reason: self.live.gone.clone().unwrap_or_default() };
+            return call;
+        }
+        let before = self.seed.state().await;
+        let reply = self.live.session.request("tools/call", self.args(sql), &format!("{probe} on {}", self.tool)).await;
+        call.answer = self.answer(reply, true);
+        match (before, self.seed.state().await) {
+            (Ok(before), Ok(after)) => call.changed = after.changes_since(&before),
+            (Err(e), _) | (_, Err(e)) => call.unreadable = Some(e),
+        }
+        if reset {
+            match self.seed.reset().await {
+                Ok(Some(caveat)) if !self.caveats.contains(&caveat) => self.caveats.push(caveat),
+                Ok(_) => {}
+                Err(e) => self.caveats.push(format!("the state reader could not reset the scratch state: {e}")),
+            }
+        }
+        call
+    }
+
+    fn answer(&mut self, reply: Reply, count_timeout: bool) -> Answer {
+        match reply {
+            Reply::Result(r) => {
+                let (text, is_error) = call_text(&r);
+                let text = if is_error { crate::judge::text::clip(&text, 2000) } else { text };
+                if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
+            }
+            Reply::Error { code, message } => Answer::RpcError { code, message },
+            Reply::Timeout => {
+                self.runner.timeouts += u32::from(count_timeout);
+                Answer::Timeout
+            }
+            Reply::Silence => Answer::Silence,
+            Reply::Gone(why) => {
+                self.live.gone = Some(why.clone());
+                Answer::Died { reason: why }
+            }
+        }
+    }
+
+    /// pg_sleep(600): a bounded server answers before the probe timeout. The sleeping
+    /// query is cancelled afterwards, and this expected timeout does not count toward
+    /// the run's budget of unanswered calls.
+    async fn runaway(&mut self) -> DbCall {
+        let mut call = self.call(TIMEOUT_PROBE.name, "SELECT pg_sleep(600)");
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            return call;
+        }
+        let reply = self.live.session.request("tools/call", self.args("SELECT pg_sleep(600)"), "sleep").await;
+        call.answer = self.answer(reply, false);
+        let _ = self.seed.cancel_sleepers().await;
+        call
+    }
+
+    /// Runs a short sleep through the tool while the state reader looks at which roles
+    /// the server's connections use.
+    async fn privilege(&mut self) -> (DbCall, Vec<(String, bool)>) {
+        let sql = "SELECT pg_sleep(0.5) AS \"sm-privilege\"";
+        let mut call = self.call(PRIVILEGE_PROBE.name, sql);
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            return (call, vec![]);
+        }
+        let args = self.args(sql);
+        let request = self.live.session.request("tools/call", args, "privilege");
+        let seed = &mut *self.seed;
+        let watch = async {
+            let mut seen: Vec<(String, bool)> = Vec::new();
+            for _ in 0..8 {
+                tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+                for r in seed.roles_running("sm-privilege").await.unwrap_or_default() {
+                    if !seen.contains(&r) {
+                        seen.push(r);
+                    }
+                }
+            }
+            seen
+        };
+        let (reply, mut seen) = tokio::join!(request, watch);
+        seen.sort();
+        call.answer = self.answer(reply, true);
+        (call, seen)
+    }
 }

@@ -335,11 +335,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         findings.extend([
             (&dbd::DB_READ_ONLY, dbj::read_only(&db_obs)),
             (&dbd::DB_MUTATION_FORMS, dbj::mutation_forms(&db_obs)),
+            (&dbd::DB_ROW_CAP, dbj::row_cap(&db_obs)),
+            (&dbd::DB_TIMEOUT, dbj::timeout(&db_obs)),
+            (&dbd::RLS, dbj::rls(&db_obs)),
+            (&dbd::PII, dbj::pii(&db_obs)),
+            (&dbd::PII_MASKED, dbj::pii_masked(&db_obs)),
+            (&dbd::DB_PRIVILEGE, dbj::privilege(&db_obs)),
         ]);
-        gaps.push(format!(
-            "db: rls, pii, pii-masked, db-row-cap, db-timeout, write-gate, audit and db-privilege are not built in sealmark {}; the db grade rests on db-read-only and db-mutation-forms",
-            crate::VERSION
-        ));
+        gaps.push(format!("db: the advisories write-gate and audit are not built in sealmark {}", crate::VERSION));
     }
     findings.retain(|(def, _)| requested.contains(&def.pack));
 

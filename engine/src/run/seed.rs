@@ -184,6 +184,33 @@ impl Seed {
         })
     }
 
+    /// Cancels queries of the seed roles still sleeping in pg_sleep (a runaway probe).
+    pub async fn cancel_sleepers(&mut self) -> Result<(), String> {
+        exec(
+            &mut self.reader,
+            format!(
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND pid <> pg_backend_pid() AND query ILIKE '%pg_sleep(600)%'"
+            ),
+        )
+        .await
+    }
+
+    /// The roles (and whether each is a superuser or bypasses RLS) of connections to the
+    /// seed database whose current query contains `marker`.
+    pub async fn roles_running(&mut self, marker: &str) -> Result<Vec<(String, bool)>, String> {
+        let rows: Vec<(String, bool)> = sqlx::query_as(
+            "SELECT DISTINCT a.usename::text, (r.rolsuper OR r.rolbypassrls)
+             FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
+             WHERE a.datname = $1 AND a.pid <> pg_backend_pid() AND a.query LIKE '%' || $2 || '%'",
+        )
+        .bind(SEED_DB)
+        .bind(marker)
+        .fetch_all(&mut self.reader)
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(rows)
+    }
+
     /// Puts the scratch state back (5 s lock timeout): empties probe_t, restores tenant
     /// names, drops sm_ddl_probe, recreates audit_probe if a probe dropped it. When a
     /// server holds a lock, its connections are terminated and the reset retried once;
