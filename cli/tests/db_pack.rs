@@ -124,3 +124,35 @@ fn connecting_as_a_superuser_defeats_the_database_controls() {
 fn a_failed_control_is_inconclusive_never_pass() {
     check("broken");
 }
+
+#[test]
+fn sql_tools_replaces_discovery_and_a_wrong_entry_is_a_config_error() {
+    let scratch = Scratch::new();
+    let extra = "sql_tools:\n  - tool: querry\n    arg: sql\n  - tool: query\n    arg: statement\n";
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", "good"], extra);
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, &text).unwrap();
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let file = cfg.display();
+    assert!(
+        err.contains(&format!(
+            "{file}:8: sql_tools[0].tool: the server declares no tool \"querry\" (did you mean `query`?)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{file}:11: sql_tools[1].arg: query has no string argument \"statement\" (its string arguments: sql)"
+        )),
+        "{err}"
+    );
+    assert!(scratch.survivors().is_empty());
+
+    std::fs::write(&cfg, text.replace("querry", "query").replace("arg: statement", "arg: sql")).unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
+    assert_eq!(verdict(&rec, "db-read-only"), Pass);
+}

@@ -29,6 +29,20 @@ pub struct Config {
     pub server_line: Option<usize>,
     /// `net.control_url`: a URL the url tools may fetch.
     pub net_control_url: Option<String>,
+    /// `sql_tools`: when given, the SQL tools, replacing discovery.
+    pub sql_tools: Vec<SqlTool>,
+}
+
+/// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
+/// for the tool's other required arguments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SqlTool {
+    pub tool: String,
+    pub arg: String,
+    pub args: BTreeMap<String, Value>,
+    /// The lines of `tool` and `arg`, for errors found once the server's tools are known.
+    pub line: usize,
+    pub arg_line: usize,
 }
 
 impl Default for Config {
@@ -42,6 +56,7 @@ impl Default for Config {
             timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
             server_line: None,
             net_control_url: None,
+            sql_tools: Vec::new(),
         }
     }
 }
@@ -268,7 +283,9 @@ impl Validator<'_> {
             return config;
         }
         let mut has_server = false;
-        for (key, v) in self.mapping("", doc, &["server", "packs", "tools", "checks", "net", "timeout_probe_sec"]) {
+        for (key, v) in
+            self.mapping("", doc, &["server", "packs", "tools", "checks", "net", "sql_tools", "timeout_probe_sec"])
+        {
             match key.as_str() {
                 "server" => {
                     has_server = true;
@@ -295,6 +312,7 @@ impl Validator<'_> {
                         }
                     }
                 }
+                "sql_tools" => config.sql_tools = self.sql_tools(v),
                 "timeout_probe_sec" => match v.as_u64() {
                     Some(n) if (1..=600).contains(&n) => config.timeout_probe_sec = n,
                     _ => self.problem(
@@ -348,6 +366,62 @@ impl Validator<'_> {
             self.problem("server.headers", "headers are sent over HTTP only; set server.url too");
         }
         s
+    }
+
+    fn sql_tools(&mut self, v: &Yaml) -> Vec<SqlTool> {
+        let Yaml::Sequence(items) = v else {
+            self.problem("sql_tools", format!("expected a list of {{ tool, arg }} entries, found {}", kind_of(v)));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("sql_tools[{i}]");
+            let mut entry = SqlTool {
+                line: self.lines.line_of(&format!("{path}.tool")),
+                arg_line: self.lines.line_of(&format!("{path}.arg")),
+                ..Default::default()
+            };
+            for (key, val) in self.mapping(&path, item, &["tool", "arg", "role", "shape", "args"]) {
+                let kpath = join(&path, &key);
+                match key.as_str() {
+                    "tool" => entry.tool = self.string(&kpath, val).unwrap_or_default(),
+                    "arg" => entry.arg = self.string(&kpath, val).unwrap_or_default(),
+                    "role" => {
+                        if !matches!(val.as_str(), Some("reader" | "writer" | "unknown")) {
+                            self.problem(&kpath, format!("expected reader, writer or unknown, found {}", show(val)));
+                        }
+                    }
+                    "shape" => {
+                        if !matches!(val.as_str(), Some("string" | "array")) {
+                            self.problem(&kpath, format!("expected string or array, found {}", show(val)));
+                        }
+                    }
+                    _ => {
+                        for (name, value) in self.mapping(&kpath, val, &[]) {
+                            match value {
+                                Yaml::String(s) => entry.args.insert(name, Value::from(s.clone())),
+                                Yaml::Bool(b) => entry.args.insert(name, Value::from(*b)),
+                                Yaml::Number(n) => {
+                                    entry.args.insert(name, serde_json::to_value(n).unwrap_or(Value::Null))
+                                }
+                                other => {
+                                    self.problem(
+                                        &join(&kpath, &name),
+                                        format!("expected a string, number or boolean, found {}", kind_of(other)),
+                                    );
+                                    None
+                                }
+                            };
+                        }
+                    }
+                }
+            }
+            if entry.tool.is_empty() || entry.arg.is_empty() {
+                self.problem(&path, "each entry needs tool and arg");
+            }
+            out.push(entry);
+        }
+        out
     }
 
     fn packs(&mut self, v: &Yaml) -> Vec<Pack> {

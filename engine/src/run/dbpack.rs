@@ -4,7 +4,7 @@
 use super::core::{self as core_collect, MAX_TIMEOUTS, call_text};
 use super::seed::Seed;
 use super::session::Reply;
-use super::{Live, Runner};
+use super::{Live, RunError, Runner};
 use crate::classify::classify;
 use crate::judge::core::Answer;
 use crate::judge::db::{
@@ -19,13 +19,13 @@ const ROLE: &str = "sm_admin";
 /// Starts the server once per role and sends each role its probes: the control, writes,
 /// indirect forms, a runaway result and a runaway query as sm_admin; the database
 /// controls as sm_analyst and sm_support; and, for every instance, the privilege probe.
-pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> DbObservations {
+pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObservations, RunError> {
     let mut obs = DbObservations {
         row_cap_limit: runner.config.setting_u64("db-row-cap", "row_cap") as usize,
         ..Default::default()
     };
     let saved = runner.vars.clone();
-    let mut targets: Vec<(String, String)> = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
     // Admin first: it discovers the SQL tools and runs the control that gates the rest.
     for role in [ROLE, "sm_analyst", "sm_support"] {
         runner.vars = seed.placeholders(role);
@@ -39,11 +39,20 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> DbObservations
             continue;
         }
         if role == ROLE {
-            targets = discover(runner, &mut live, &mut obs).await;
+            targets = match discover(runner, &mut live, &mut obs).await {
+                Ok(t) => t,
+                Err(e) => {
+                    runner.retire(&mut live).await;
+                    runner.vars = saved;
+                    return Err(e);
+                }
+            };
         }
         let caveats = &mut obs.caveats;
-        for (tool, param) in &targets {
-            let mut c = Ctx { runner, live: &mut live, seed, tool, param, role, caveats };
+        for target in &targets {
+            let tool = &target.tool;
+            let mut c =
+                Ctx { runner, live: &mut live, seed, tool, param: &target.param, extra: &target.extra, role, caveats };
             if role == ROLE {
                 obs.controls.push(c.send("control", CONTROL_SQL, false).await);
             } else {
@@ -103,15 +112,78 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> DbObservations
         runner.retire(&mut live).await;
     }
     runner.vars = saved;
-    obs
+    Ok(obs)
 }
 
-/// The SQL tools of the server: by classification, with no other required argument.
-async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Vec<(String, String)> {
+/// A SQL tool to aim: its SQL argument and values for its other required arguments.
+struct Target {
+    tool: String,
+    param: String,
+    extra: Map<String, Value>,
+}
+
+/// The SQL tools of the server: `sql_tools` when the config gives it (each entry checked
+/// against what the server declares; a wrong one is a config error), else those the
+/// classification places as sql with no other required argument.
+async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Result<Vec<Target>, RunError> {
     let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
+    let tools: Vec<ToolInfo> =
+        raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)).collect();
     let mut targets = Vec::new();
-    for t in raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)) {
-        let class = classify(&t);
+    if !runner.config.sql_tools.is_empty() {
+        let file = runner.config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+        let mut problems = Vec::new();
+        for (i, entry) in runner.config.sql_tools.iter().enumerate() {
+            let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
+                let hint = crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str()))
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                problems.push(format!(
+                    "{file}:{}: sql_tools[{i}].tool: the server declares no tool \"{}\"{hint}",
+                    entry.line, entry.tool
+                ));
+                continue;
+            };
+            if t.param_type(&entry.arg) != Some("string") {
+                let strings: Vec<&str> =
+                    t.params.iter().filter(|(_, ty)| ty == "string").map(|(n, _)| n.as_str()).collect();
+                problems.push(format!(
+                    "{file}:{}: sql_tools[{i}].arg: {} has no string argument \"{}\" (its string arguments: {})",
+                    entry.arg_line,
+                    t.name,
+                    entry.arg,
+                    if strings.is_empty() { "none".to_string() } else { strings.join(", ") }
+                ));
+                continue;
+            }
+            let missing: Vec<&str> = t
+                .required
+                .iter()
+                .filter(|r| **r != entry.arg && !entry.args.contains_key(*r))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                runner.gaps.push(format!(
+                    "{}: sql_tools gives no value for required {}; not probed by the db pack",
+                    t.name,
+                    missing.join(", ")
+                ));
+                continue;
+            }
+            obs.tools.push(t.name.clone());
+            targets.push(Target {
+                tool: t.name.clone(),
+                param: entry.arg.clone(),
+                extra: entry.args.clone().into_iter().collect(),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(RunError::Setup(problems.join("\n")));
+        }
+        return Ok(targets);
+    }
+    for t in &tools {
+        let class = classify(t);
         if class.class != "sql" {
             continue;
         }
@@ -119,7 +191,7 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
             obs.tools.push(t.name.clone());
-            targets.push((t.name.clone(), param));
+            targets.push(Target { tool: t.name.clone(), param, extra: Map::new() });
         } else {
             runner.gaps.push(format!(
                 "{}: looks like SQL but requires {} too; not probed by the db pack",
@@ -128,7 +200,7 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
             ));
         }
     }
-    targets
+    Ok(targets)
 }
 
 /// What one SQL call needs: the instance, the tool and the role it runs as.
@@ -139,6 +211,7 @@ struct Ctx<'c, 'r, 'a> {
     tool: &'a str,
     param: &'a str,
     role: &'a str,
+    extra: &'a Map<String, Value>,
     caveats: &'c mut Vec<String>,
 }
 
@@ -157,7 +230,7 @@ impl Ctx<'_, '_, '_> {
     }
 
     fn args(&self, sql: &str) -> Value {
-        let mut args = Map::new();
+        let mut args = self.extra.clone();
         args.insert(self.param.to_string(), Value::String(sql.to_string()));
         json!({"name": self.tool, "arguments": args})
     }

@@ -276,7 +276,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     if requested.contains(&Pack::Db)
         && let Some(Ok(d)) = database.as_mut()
     {
-        db_obs = dbpack::collect(&mut runner, &mut d.seed).await;
+        db_obs = dbpack::collect(&mut runner, &mut d.seed).await?;
         if !db_obs.tools.is_empty() {
             db_reason = None;
         }
