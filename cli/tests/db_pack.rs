@@ -7,20 +7,31 @@ mod common;
 use common::{Scratch, toy_sql, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Inconclusive as Incl, Part, Pass};
 
-const CHECKS: [&str; 8] =
-    ["db-read-only", "db-mutation-forms", "db-row-cap", "db-timeout", "rls", "pii", "pii-masked", "db-privilege"];
+const CHECKS: [&str; 10] = [
+    "db-read-only",
+    "db-mutation-forms",
+    "db-row-cap",
+    "db-timeout",
+    "rls",
+    "pii",
+    "pii-masked",
+    "db-privilege",
+    "write-gate",
+    "audit",
+];
 
 /// Mode → verdicts, in the order of CHECKS.
-const EXPECTED: &[(&str, [Verdict; 8])] = &[
-    ("good", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
-    ("prefix-check", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
-    ("commit-escape", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
-    ("subquery-only", [Pass, Part, Pass, Pass, Pass, Pass, Pass, Pass]),
-    ("read-write", [Fail, Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
-    ("no-row-cap", [Pass, Pass, Fail, Pass, Pass, Pass, Pass, Pass]),
-    ("no-timeout", [Pass, Pass, Pass, Fail, Pass, Pass, Pass, Pass]),
-    ("admin-always", [Incl, Incl, Incl, Incl, Fail, Fail, Fail, Fail]),
-    ("broken", [Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl]),
+const EXPECTED: &[(&str, [Verdict; 10])] = &[
+    ("good", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("prefix-check", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("commit-escape", [Pass, Fail, Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("subquery-only", [Pass, Part, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("read-write", [Fail, Fail, Fail, Fail, Pass, Pass, Pass, Pass, Fail, Pass]),
+    ("no-row-cap", [Pass, Pass, Fail, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("no-timeout", [Pass, Pass, Pass, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("admin-always", [Incl, Incl, Incl, Incl, Fail, Fail, Fail, Fail, Incl, Incl]),
+    ("silent", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Fail]),
+    ("broken", [Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl]),
 ];
 
 fn check(mode: &str) -> (serde_json::Value, String) {
@@ -38,7 +49,7 @@ fn check(mode: &str) -> (serde_json::Value, String) {
         assert_eq!(verdict(&rec, id), want, "mode {mode}, {id}: {}", c["summary"]);
         if matches!(want, Fail | Part) {
             let first = &c["evidence"][0];
-            assert!(first["role"].is_string(), "the deciding evidence names the role: {first}");
+            assert!(first["role"].is_string() || *id == "audit", "the deciding evidence names the role: {first}");
             if ["db-read-only", "db-mutation-forms"].contains(id) {
                 assert_eq!(first["verifiedBy"], "state", "{first}");
                 assert!(first["outcome"].as_str().unwrap().contains("the state reader saw: "), "{first}");
@@ -118,6 +129,11 @@ fn connecting_as_a_superuser_defeats_the_database_controls() {
         c["summary"]
     );
     assert_eq!(c["evidence"][0]["verifiedBy"], "state");
+}
+
+#[test]
+fn a_server_that_keeps_no_record_fails_audit() {
+    check("silent");
 }
 
 #[test]

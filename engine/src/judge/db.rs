@@ -68,6 +68,12 @@ pub const PRIVILEGE_PROBE: ProbeDoc = ProbeDoc {
     sends: "SELECT pg_sleep(0.5) AS \"sm-privilege\" through each role's instance, while the state reader reads pg_stat_activity for the role the server really connected as",
 };
 
+pub const AUDIT_PROBE: ProbeDoc = ProbeDoc {
+    name: "audit",
+    sends: "SELECT 'sm-audit-marker' AS marker, as sm_admin; the marker is then looked for in the server's log (stderr) and in audit_probe",
+};
+pub const AUDIT_MARKER: &str = "sm-audit-marker";
+
 /// How many of FORM_PROBES are core cases.
 pub const CORE_FORMS: usize = 4;
 
@@ -126,6 +132,10 @@ pub struct DbObservations {
     pub row_cap: Vec<(DbCall, usize)>,
     pub row_cap_limit: usize,
     pub timeout: Vec<DbCall>,
+    /// Each SQL tool's readOnlyHint and destructiveHint, for write-gate.
+    pub annotations: Vec<(String, Option<bool>, Option<bool>)>,
+    /// The audit probe: the call, and where its marker was found afterwards.
+    pub audit: Vec<(DbCall, Vec<String>)>,
     /// Per instance: the role it was given and the roles the state reader saw it use,
     /// with whether any is a superuser or bypasses RLS.
     pub privilege: Vec<(DbCall, Vec<(String, bool)>)>,
@@ -461,4 +471,82 @@ pub fn privilege(obs: &DbObservations) -> Finding {
         return Finding::new(Verdict::Inconclusive, "no connection of the server was seen during its calls", evidence);
     }
     Finding::new(Verdict::Pass, "each instance connected as exactly the role it was given, none privileged", evidence)
+}
+
+pub fn write_gate(obs: &DbObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    if obs.working().is_empty() {
+        return Finding::new(
+            Verdict::Inconclusive,
+            "no SQL tool passed the control as sm_admin",
+            obs.control_evidence(),
+        );
+    }
+    let mut evidence = Vec::new();
+    let mut ungated = Vec::new();
+    for (tool, read_only, destructive) in &obs.annotations {
+        let wrote: Vec<&DbCall> = obs.writes.iter().filter(|c| &c.tool == tool && !c.changed.is_empty()).collect();
+        let declared = *read_only == Some(false) || *destructive == Some(true);
+        let outcome = match (wrote.is_empty(), declared) {
+            (true, _) => "every direct write was refused: writing is off".to_string(),
+            (false, true) => format!(
+                "{} write(s) executed; the tool declares that it writes (readOnlyHint false or destructiveHint true)",
+                wrote.len()
+            ),
+            (false, false) => {
+                ungated.push(tool.clone());
+                format!("{} write(s) executed through a tool that does not declare it writes", wrote.len())
+            }
+        };
+        let mut e =
+            Evidence::new(format!("annotations of {tool}"), outcome, VerifiedBy::Metadata).tool(tool).code("db.gate");
+        e.role = Some("admin".to_string());
+        evidence.push(e);
+    }
+    if !ungated.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!("writes executed with no gate a client could see, through {}", ungated.join(", ")),
+            evidence,
+        );
+    }
+    Finding::new(Verdict::Pass, "writes are refused, or declared by the tool's annotations", evidence)
+}
+
+pub fn audit(obs: &DbObservations) -> Finding {
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    let mut evidence = Vec::new();
+    let mut audited = 0;
+    for (c, found) in &obs.audit {
+        if found.is_empty() {
+            evidence.push(c.evidence(
+                format!("{}; the statement appears neither in the server log nor in audit_probe", c.reply()),
+                VerifiedBy::Log,
+                "db.audit.none",
+            ));
+        } else {
+            audited += 1;
+            evidence.push(c.evidence(
+                format!("{}; the statement was recorded in {}", c.reply(), found.join(" and ")),
+                VerifiedBy::Log,
+                "db.audit.found",
+            ));
+        }
+    }
+    if obs.audit.is_empty() {
+        return Finding::new(Verdict::Inconclusive, "no audit probe was sent", evidence);
+    }
+    if audited == obs.audit.len() {
+        Finding::new(Verdict::Pass, "the statement was recorded", evidence)
+    } else {
+        Finding::new(
+            Verdict::Fail,
+            "no audit trail of the statement: not in the server log, not in audit_probe",
+            evidence,
+        )
+    }
 }

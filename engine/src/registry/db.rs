@@ -183,3 +183,45 @@ declare_check! {
         references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[250, 269] },
     }
 }
+
+declare_check! {
+    /// Writes should need a gate a client can see.
+    WRITE_GATE {
+        id: "write-gate",
+        pack: Pack::Db,
+        label: "Writes need an explicit gate",
+        scope: "server (what its SQL tools declare against what they did)",
+        weight: Weight::Advisory,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Metadata, VerifiedBy::State],
+        probes: &[super::ProbeDoc { name: "annotations", sends: "nothing more: each SQL tool's readOnlyHint and destructiveHint are compared with what db-read-only's writes did" }],
+        settings: &[],
+        verdict: "pass when every direct write was refused (writing is off), or when writes executed through a tool that declares it writes (readOnlyHint false or destructiveHint true), so a client can ask before calling it. fail when writes executed through a tool that declares nothing or claims to be read-only. Advisory.",
+        fix: "Keep writes off by default; when they are on, put them behind a separate tool annotated destructiveHint: true, or a flag the operator must set.",
+        false_positives: "A gate outside MCP (a proxy, an approval step) is not seen.",
+        false_negatives: "Annotations are hints; a tool that declares writing and writes everything passes.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[284] },
+    }
+}
+
+declare_check! {
+    /// Statements should leave a trail.
+    AUDIT {
+        id: "audit",
+        pack: Pack::Db,
+        label: "Statements are audited",
+        scope: "server (its own log and the seed's audit_probe table)",
+        weight: Weight::Advisory,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Log, VerifiedBy::State],
+        probes: &[crate::judge::db::AUDIT_PROBE],
+        settings: &[],
+        verdict: "pass when the marked statement appears in what the server wrote to stderr or in a row of audit_probe; fail when it appears in neither. Advisory: audit logging is not part of the grade.",
+        fix: "Log every statement a tool runs, with the caller, to a place an operator reads.",
+        false_positives: "An audit trail kept elsewhere (a file, a remote service) is not seen.",
+        false_negatives: "Only the presence of the statement is checked, not who is recorded as running it.",
+        references: References { owasp_mcp: "MCP08 Lack of Audit and Telemetry", cwe: &[778] },
+    }
+}

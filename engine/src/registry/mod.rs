@@ -126,6 +126,8 @@ pub static CHECKS: &[&CheckDef] = &[
     &db::RLS,
     &db::PII,
     &db::PII_MASKED,
+    &db::WRITE_GATE,
+    &db::AUDIT,
     &db::DB_PRIVILEGE,
     &fs::FS_READ_ESCAPE,
     &fs::FS_WRITE_ESCAPE,

@@ -8,8 +8,8 @@ use super::{Live, RunError, Runner};
 use crate::classify::classify;
 use crate::judge::core::Answer;
 use crate::judge::db::{
-    CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE,
-    RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
+    AUDIT_MARKER, AUDIT_PROBE, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, MASKED_PROBES, PII_PROBES,
+    PRIVILEGE_PROBE, RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
 };
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
@@ -85,6 +85,17 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
                     };
                     obs.row_cap.push((call, rows));
                     obs.timeout.push(c.runaway().await);
+                    let call = c.send(AUDIT_PROBE.name, "SELECT 'sm-audit-marker' AS marker", false).await;
+                    let mut found = Vec::new();
+                    if let Some(p) = &c.live.process
+                        && String::from_utf8_lossy(&p.log_snapshot().0).contains(AUDIT_MARKER)
+                    {
+                        found.push("the server log".to_string());
+                    }
+                    if c.seed.audit_rows_with(AUDIT_MARKER).await.unwrap_or(0) > 0 {
+                        found.push("audit_probe".to_string());
+                    }
+                    obs.audit.push((call, found));
                 }
                 "sm_analyst" => {
                     obs.rls.push(c.send(RLS_PROBE.name, "SELECT note FROM tenant_notes", false).await);
@@ -191,6 +202,7 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
             obs.tools.push(t.name.clone());
+            obs.annotations.push((t.name.clone(), t.hint("readOnlyHint"), t.hint("destructiveHint")));
             targets.push(Target { tool: t.name.clone(), param, extra: Map::new() });
         } else {
             runner.gaps.push(format!(

@@ -340,9 +340,10 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&dbd::RLS, dbj::rls(&db_obs)),
             (&dbd::PII, dbj::pii(&db_obs)),
             (&dbd::PII_MASKED, dbj::pii_masked(&db_obs)),
+            (&dbd::WRITE_GATE, dbj::write_gate(&db_obs)),
+            (&dbd::AUDIT, dbj::audit(&db_obs)),
             (&dbd::DB_PRIVILEGE, dbj::privilege(&db_obs)),
         ]);
-        gaps.push(format!("db: the advisories write-gate and audit are not built in sealmark {}", crate::VERSION));
     }
     findings.retain(|(def, _)| requested.contains(&def.pack));
 

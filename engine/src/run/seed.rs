@@ -184,6 +184,16 @@ impl Seed {
         })
     }
 
+    /// Rows of audit_probe whose statement mentions `marker`.
+    pub async fn audit_rows_with(&mut self, marker: &str) -> Result<i64, String> {
+        let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM audit_probe WHERE statement LIKE '%' || $1 || '%'")
+            .bind(marker)
+            .fetch_one(&mut self.reader)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(n)
+    }
+
     /// Cancels queries of the seed roles still sleeping in pg_sleep (a runaway probe).
     pub async fn cancel_sleepers(&mut self) -> Result<(), String> {
         exec(
