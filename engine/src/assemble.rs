@@ -93,7 +93,13 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
                 reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
             }
         } else if !checks.iter().any(|c| c.pack == pack.id()) {
-            PackResult { status: PackStatus::Na, grade: None, reason: Some(not_run_reason(pack, &classification)) }
+            let reason = if pack == Pack::Sqlite && !mentions(config, "{sqlite}") {
+                "server config has no {sqlite} placeholder, so the harness cannot point the server at its seeded file"
+                    .to_string()
+            } else {
+                not_run_reason(pack, &classification)
+            };
+            PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
         } else {
             grade_pack(pack, &checks)
         };
@@ -205,6 +211,18 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
             reason: Some(reason),
         },
     }
+}
+
+/// Whether the server's command, args, env, url or headers mention `text`.
+fn mentions(config: &Config, text: &str) -> bool {
+    let s = &config.server;
+    s.command
+        .iter()
+        .chain(&s.args)
+        .chain(s.env.values())
+        .chain(s.url.iter())
+        .chain(s.headers.values())
+        .any(|t| t.contains(text))
 }
 
 /// The tool class a pack aims at, when it aims at tools.

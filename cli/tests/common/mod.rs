@@ -36,6 +36,13 @@ pub fn toy_sql() -> PathBuf {
     path
 }
 
+/// The toy SQLite server, built beside sealmark.
+pub fn toy_sqlite() -> PathBuf {
+    let path = sealmark().with_file_name("toy-sqlite");
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
 /// A scratch directory for one test: its config, its TMPDIR (so the sandbox can be
 /// checked for removal), and a unique tag planted in the server's environment.
 pub struct Scratch {

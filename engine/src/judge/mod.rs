@@ -9,6 +9,7 @@ pub mod db;
 pub mod fs;
 pub mod net;
 pub mod refusal;
+pub mod sqlite;
 pub mod text;
 
 use crate::model::Verdict;

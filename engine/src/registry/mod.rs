@@ -9,6 +9,7 @@ pub(crate) mod db;
 pub(crate) mod fs;
 pub(crate) mod net;
 mod packs;
+pub(crate) mod sqlite;
 
 pub use packs::{PACKS, PackDoc, pack_doc};
 
@@ -129,6 +130,12 @@ pub static CHECKS: &[&CheckDef] = &[
     &db::WRITE_GATE,
     &db::AUDIT,
     &db::DB_PRIVILEGE,
+    &sqlite::SQLITE_READ_ONLY,
+    &sqlite::SQLITE_MUTATION_FORMS,
+    &sqlite::SQLITE_ATTACH,
+    &sqlite::SQLITE_LOAD_EXTENSION,
+    &sqlite::SQLITE_ROW_CAP,
+    &sqlite::SQLITE_TIMEOUT,
     &fs::FS_READ_ESCAPE,
     &fs::FS_WRITE_ESCAPE,
     &fs::FS_SYMLINK_ESCAPE,

@@ -31,7 +31,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Sqlite,
         title: "SQLite: writes, ATTACH, extensions, runaway results and time",
         applies: "when the server config holds a SQLite placeholder and a SQL tool is found",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Fs,

@@ -16,6 +16,7 @@ mod process;
 pub mod sandbox;
 pub mod seed;
 mod session;
+mod sqlite;
 
 use crate::assemble::{RunFacts, assemble};
 use crate::classify::classify;
@@ -193,6 +194,10 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
     let listener = listener::Listener::start().await.ok();
     sandbox.listener = listener.as_ref().map(listener::Listener::url);
+    if sqlite::config_uses_sqlite(config) {
+        sandbox.sqlite =
+            Some(sqlite::seed(&sandbox).map_err(|e| RunError::Setup(format!("cannot seed the SQLite file: {e}")))?);
+    }
     let (_, inherited) = sandbox.environment(&config.server.env);
     // The database, when the server's config asks for one through a placeholder.
     let uses_db = db::config_uses_db(config);
@@ -241,6 +246,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let requested = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
     let mut fs_obs = FsObservations::default();
     let mut net_obs = crate::judge::net::NetObservations::default();
+    let mut sqlite_obs = crate::judge::sqlite::SqliteObservations::default();
     if let Some(caps) = caps {
         core::list_metadata(&mut live.session, &caps, &mut obs).await;
         for raw in &obs.tools.tools {
@@ -256,6 +262,11 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         let classes: Vec<_> = tools.iter().map(classify).collect();
         if requested.contains(&Pack::Fs) || requested.contains(&Pack::Effects) {
             fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
+        }
+        if requested.contains(&Pack::Sqlite)
+            && let Some(path) = &sandbox.sqlite
+        {
+            sqlite_obs = sqlite::collect(&mut runner, &mut live, &tools, &classes, &sandbox, path).await;
         }
         if requested.contains(&Pack::Net)
             && let Some(l) = &listener
@@ -343,6 +354,30 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&dbd::WRITE_GATE, dbj::write_gate(&db_obs)),
             (&dbd::AUDIT, dbj::audit(&db_obs)),
             (&dbd::DB_PRIVILEGE, dbj::privilege(&db_obs)),
+        ]);
+        // A held lock changed the ground under every check after it: say so on each.
+        for (_, finding) in findings
+            .iter_mut()
+            .filter(|(d, _)| d.pack == Pack::Db && d.id != "db-read-only" && d.id != "db-mutation-forms")
+        {
+            for caveat in &db_obs.caveats {
+                finding.evidence.push(
+                    crate::record::Evidence::new("caveat", caveat.clone(), crate::model::VerifiedBy::State)
+                        .code("db.caveat"),
+                );
+            }
+        }
+    }
+    if !sqlite_obs.tools.is_empty() {
+        use crate::judge::sqlite as sj;
+        use crate::registry::sqlite as sd;
+        findings.extend([
+            (&sd::SQLITE_READ_ONLY, sj::read_only(&sqlite_obs)),
+            (&sd::SQLITE_MUTATION_FORMS, sj::mutation_forms(&sqlite_obs)),
+            (&sd::SQLITE_ATTACH, sj::attach(&sqlite_obs)),
+            (&sd::SQLITE_LOAD_EXTENSION, sj::load_extension(&sqlite_obs)),
+            (&sd::SQLITE_ROW_CAP, sj::row_cap(&sqlite_obs)),
+            (&sd::SQLITE_TIMEOUT, sj::timeout(&sqlite_obs)),
         ]);
     }
     findings.retain(|(def, _)| requested.contains(&def.pack));

@@ -42,6 +42,8 @@ pub struct Sandbox {
     pub files: FileTokens,
     /// `{listener}`, once the loopback listener runs.
     pub listener: Option<String>,
+    /// `{sqlite}`, once the seeded SQLite file exists.
+    pub sqlite: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -62,7 +64,8 @@ impl Sandbox {
             sibling: format!("sm-sibling-canary-{}", random_hex(8)),
             new_name: "not-yet.txt".to_string(),
         };
-        let sandbox = Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files, listener: None };
+        let sandbox =
+            Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files, listener: None, sqlite: None };
         sandbox.build_tree(large_bytes)?;
         Ok(sandbox)
     }
@@ -196,6 +199,10 @@ impl Sandbox {
             .replace("{sandbox_home}", &self.home().to_string_lossy())
             .replace("{sandbox}", &self.root().to_string_lossy())
             .replace("{canary}", &self.canary_dir().to_string_lossy());
+        let s = match &self.sqlite {
+            Some(path) => s.replace("{sqlite}", &path.to_string_lossy()),
+            None => s,
+        };
         match &self.listener {
             Some(url) => s.replace("{listener}", url),
             None => s,

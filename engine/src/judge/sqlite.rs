@@ -1,0 +1,253 @@
+//! Judges of the sqlite pack and the SQL it sends. What changed is read from the seeded
+//! file itself (and, for files outside the sandbox root, by the sandbox observer).
+
+use super::Finding;
+use super::core::Answer;
+use super::db::DbCall;
+use crate::model::{Verdict, VerifiedBy};
+use crate::record::Evidence;
+use crate::registry::ProbeDoc;
+
+pub const CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers";
+
+pub const WRITE_PROBES: [ProbeDoc; 5] = [
+    ProbeDoc { name: "insert", sends: "INSERT INTO probe_t VALUES (1, 'sm-write')" },
+    ProbeDoc { name: "update", sends: "UPDATE customers SET name = 'sm-write' WHERE id = 1" },
+    ProbeDoc { name: "delete", sends: "DELETE FROM customers WHERE id = 2" },
+    ProbeDoc { name: "create", sends: "CREATE TABLE sm_ddl_probe (id integer)" },
+    ProbeDoc { name: "drop", sends: "DROP TABLE probe_t" },
+];
+
+pub const FORM_PROBES: [ProbeDoc; 4] = [
+    ProbeDoc { name: "cte-insert", sends: "WITH x AS (SELECT 1) INSERT INTO probe_t SELECT 2, 'sm-cte' FROM x" },
+    ProbeDoc { name: "stacked", sends: "SELECT 1; INSERT INTO probe_t VALUES (4, 'sm-stacked')" },
+    ProbeDoc { name: "commit-escape", sends: "SELECT 1; COMMIT; INSERT INTO probe_t VALUES (3, 'sm-commit')" },
+    ProbeDoc {
+        name: "pragma-escape",
+        sends: "SELECT 1; PRAGMA query_only = OFF; INSERT INTO probe_t VALUES (6, 'sm-pragma')",
+    },
+];
+
+/// Files created outside the sandbox root. `{canary}` is the canary directory.
+pub const ATTACH_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc { name: "attach-new", sends: "ATTACH DATABASE '{canary}/sm-attach.db' AS sm_attached" },
+    ProbeDoc { name: "vacuum-into", sends: "VACUUM INTO '{canary}/sm-vacuum.db'" },
+];
+
+pub const LOAD_EXTENSION_PROBE: ProbeDoc =
+    ProbeDoc { name: "load-extension", sends: "SELECT load_extension('/nonexistent/sm-extension')" };
+pub const ROW_CAP_PROBE: ProbeDoc = ProbeDoc {
+    name: "row-cap",
+    sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x FROM c",
+};
+pub const TIMEOUT_PROBE: ProbeDoc = ProbeDoc {
+    name: "runaway",
+    sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+};
+
+#[derive(Debug, Clone, Default)]
+pub struct SqliteObservations {
+    pub tools: Vec<String>,
+    pub controls: Vec<DbCall>,
+    pub writes: Vec<DbCall>,
+    pub forms: Vec<DbCall>,
+    pub attach: Vec<DbCall>,
+    pub load_extension: Vec<DbCall>,
+    pub row_cap: Vec<(DbCall, usize)>,
+    pub row_cap_limit: usize,
+    pub timeout: Vec<DbCall>,
+}
+
+impl SqliteObservations {
+    fn working(&self) -> bool {
+        self.controls.iter().any(|c| matches!(&c.answer, Answer::Success { text } if text.contains("100")))
+    }
+
+    fn gate(&self) -> Option<Finding> {
+        if self.tools.is_empty() {
+            return Some(Finding::new(Verdict::Na, "no SQL tool", vec![]));
+        }
+        if !self.working() {
+            let ev = self
+                .controls
+                .iter()
+                .map(|c| {
+                    evidence(c, format!("control failed: {}", reply(c)), VerifiedBy::Response, "sqlite.control.failed")
+                })
+                .collect();
+            return Some(Finding::new(
+                Verdict::Inconclusive,
+                "no SQL tool counted the 100 seeded customers, so nothing could be judged",
+                ev,
+            ));
+        }
+        None
+    }
+}
+
+fn reply(c: &DbCall) -> String {
+    match &c.answer {
+        Answer::Success { text } => format!("answered: \"{}\"", super::text::clip(text.trim(), 80)),
+        Answer::ToolError { text } => format!("refused with isError: \"{}\"", super::text::clip(text.trim(), 80)),
+        Answer::RpcError { code, message } => {
+            format!("refused with JSON-RPC error {code}: \"{}\"", super::text::clip(message, 80))
+        }
+        Answer::Silence => "no answer".to_string(),
+        Answer::Timeout => "no answer within the probe timeout".to_string(),
+        Answer::Died { reason } => format!("the server went away: {reason}"),
+        Answer::NotSent { reason } => format!("not sent: {reason}"),
+    }
+}
+
+fn evidence(c: &DbCall, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
+    Evidence::new(format!("{}: {}", c.probe, super::text::clip(&c.sql, 120)), outcome, by)
+        .tool(&c.tool)
+        .args(serde_json::json!({ "sql": c.sql }))
+        .code(code)
+}
+
+/// Fail when any call changed something (in the file, or outside the sandbox root).
+fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: VerifiedBy) -> Finding {
+    if let Some(f) = obs.gate() {
+        return f;
+    }
+    let mut ev = Vec::new();
+    let mut hits = Vec::new();
+    for c in calls {
+        if c.changed.is_empty() {
+            ev.push(evidence(c, format!("{}; nothing changed", reply(c)), by, "sqlite.held"));
+        } else {
+            hits.push(format!("{} on {} ({})", c.probe, c.tool, c.changed.join(", ")));
+            ev.push(evidence(c, format!("{}; {}", reply(c), c.changed.join(", ")), by, "sqlite.changed"));
+        }
+    }
+    ev.sort_by_key(|e| e.code.as_deref() != Some("sqlite.changed"));
+    if !hits.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!(
+                "{} of {} {what} took effect: {}",
+                hits.len(),
+                calls.len(),
+                super::text::clip(&hits.join("; "), 200)
+            ),
+            ev,
+        );
+    }
+    Finding::new(Verdict::Pass, format!("{} {what} changed nothing", calls.len()), ev)
+}
+
+pub fn read_only(obs: &SqliteObservations) -> Finding {
+    judge_changes(obs, &obs.writes, "write(s)", VerifiedBy::State)
+}
+
+pub fn mutation_forms(obs: &SqliteObservations) -> Finding {
+    judge_changes(obs, &obs.forms, "indirect mutating form(s)", VerifiedBy::State)
+}
+
+pub fn attach(obs: &SqliteObservations) -> Finding {
+    judge_changes(
+        obs,
+        &obs.attach,
+        "attempt(s) to create a database file outside the sandbox root",
+        VerifiedBy::Sandbox,
+    )
+}
+
+pub fn load_extension(obs: &SqliteObservations) -> Finding {
+    if let Some(f) = obs.gate() {
+        return f;
+    }
+    let mut ev = Vec::new();
+    let mut tried = Vec::new();
+    for c in &obs.load_extension {
+        let text = match &c.answer {
+            Answer::Success { text } | Answer::ToolError { text } => text.to_lowercase(),
+            Answer::RpcError { message, .. } => message.to_lowercase(),
+            _ => String::new(),
+        };
+        // "not authorized" is SQLite refusing; a file error means it tried to load.
+        let attempted =
+            ["cannot open", "no such file", "undefined symbol", "shared object"].iter().any(|w| text.contains(w));
+        if attempted {
+            tried.push(c.tool.clone());
+            ev.push(evidence(
+                c,
+                format!("{}: SQLite tried to load the file, so extension loading is on", reply(c)),
+                VerifiedBy::Response,
+                "sqlite.ext.enabled",
+            ));
+        } else {
+            ev.push(evidence(c, reply(c), VerifiedBy::Response, "sqlite.ext.refused"));
+        }
+    }
+    if !tried.is_empty() {
+        return Finding::new(Verdict::Fail, format!("extension loading is enabled on {}", tried.join(", ")), ev);
+    }
+    Finding::new(Verdict::Pass, "load_extension was refused", ev)
+}
+
+pub fn row_cap(obs: &SqliteObservations) -> Finding {
+    if let Some(f) = obs.gate() {
+        return f;
+    }
+    let limit = obs.row_cap_limit;
+    let mut ev = Vec::new();
+    let mut worst = Verdict::Pass;
+    let mut summary = "the runaway result was refused or capped".to_string();
+    for (c, rows) in &obs.row_cap {
+        let (v, outcome) = match &c.answer {
+            Answer::Success { .. } if *rows > limit => {
+                (Verdict::Fail, format!("{rows} rows came back, over the {limit}-row cap"))
+            }
+            Answer::Success { .. } => (Verdict::Pass, format!("{rows} rows came back, within the {limit}-row cap")),
+            Answer::ToolError { .. } | Answer::RpcError { .. } => {
+                (Verdict::Pass, "the server refused the query".to_string())
+            }
+            _ => (Verdict::Inconclusive, reply(c)),
+        };
+        if v.severity_rank() < worst.severity_rank() {
+            worst = v;
+            summary = format!("{}: {outcome}", c.tool);
+        }
+        ev.push(evidence(c, outcome, VerifiedBy::Response, "sqlite.rows"));
+    }
+    Finding::new(worst, summary, ev)
+}
+
+pub fn timeout(obs: &SqliteObservations) -> Finding {
+    if let Some(f) = obs.gate() {
+        return f;
+    }
+    let mut ev = Vec::new();
+    let mut failed = Vec::new();
+    for c in &obs.timeout {
+        if matches!(c.answer, Answer::Timeout) {
+            failed.push(c.tool.clone());
+            ev.push(evidence(
+                c,
+                "still running when the probe timeout ran out".to_string(),
+                VerifiedBy::Response,
+                "sqlite.time.unbounded",
+            ));
+        } else {
+            ev.push(evidence(
+                c,
+                format!("{}, before the probe timeout", reply(c)),
+                VerifiedBy::Response,
+                "sqlite.time.stopped",
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!(
+                "a query that never ends was still running on {} when the probe timeout ran out",
+                failed.join(", ")
+            ),
+            ev,
+        );
+    }
+    Finding::new(Verdict::Pass, "a query that never ends was stopped before the probe timeout", ev)
+}

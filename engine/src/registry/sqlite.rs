@@ -1,0 +1,137 @@
+//! The sqlite pack: the SQLite analogues of the db pack, against a seeded file in the
+//! sandbox that the harness reads before and after every probe.
+
+use super::{References, Setting, SettingKind, declare_check};
+use crate::judge::sqlite::{
+    ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
+};
+use crate::model::{Pack, VerifiedBy, Weight};
+
+const SCOPE: &str = "server (judged by reading the seeded SQLite file itself)";
+
+declare_check! {
+    SQLITE_READ_ONLY {
+        id: "sqlite-read-only",
+        pack: Pack::Sqlite,
+        label: "SQLite writes refused",
+        scope: SCOPE,
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::State],
+        probes: &WRITE_PROBES,
+        settings: &[],
+        verdict: "Each SQL tool must first count the 100 seeded customers. Each write is then sent, the harness reads probe_t, customers and the schema from the file before and after, and restores the file from its pristine copy. fail when anything changed; pass when nothing did.",
+        fix: "Open the database read-only (SQLITE_OPEN_READONLY or mode=ro) and run one statement per call.",
+        false_positives: "None known: the harness reads the file it seeded.",
+        false_negatives: "Only the listed statements are sent.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[284, 89] },
+    }
+}
+
+declare_check! {
+    SQLITE_MUTATION_FORMS {
+        id: "sqlite-mutation-forms",
+        pack: Pack::Sqlite,
+        label: "SQLite indirect mutations refused (DML after WITH, stacked statements, COMMIT; and PRAGMA escapes)",
+        scope: SCOPE,
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::State],
+        probes: &FORM_PROBES,
+        settings: &[],
+        verdict: "Judged like sqlite-read-only: fail when any form changed the file.",
+        fix: "Prepare exactly one statement per call (reject a tail) on a read-only connection; a text prefix check stops none of these.",
+        false_positives: "None known.",
+        false_negatives: "Only the listed forms are sent.",
+        references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[89] },
+    }
+}
+
+declare_check! {
+    SQLITE_ATTACH {
+        id: "sqlite-attach",
+        pack: Pack::Sqlite,
+        label: "ATTACH and VACUUM INTO cannot create files outside the sandbox",
+        scope: "server (judged by the sandbox observer)",
+        weight: Weight::Critical,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Sandbox],
+        probes: &ATTACH_PROBES,
+        settings: &[],
+        verdict: "fail when the observer sees a file created outside the sandbox root (in {canary}) during the call; pass when it does not.",
+        fix: "Set the attached-database limit to zero (sqlite3_limit SQLITE_LIMIT_ATTACHED) and refuse VACUUM; a read-only main database does not stop ATTACH from creating a file.",
+        false_positives: "None known.",
+        false_negatives: "Only new files are tried; ATTACH of an existing database elsewhere is not.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[73, 22] },
+    }
+}
+
+declare_check! {
+    SQLITE_LOAD_EXTENSION {
+        id: "sqlite-load-extension",
+        pack: Pack::Sqlite,
+        label: "load_extension is disabled",
+        scope: "server",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[LOAD_EXTENSION_PROBE],
+        settings: &[],
+        verdict: "The file named does not exist. fail when the error shows SQLite tried to open it (extension loading is on); pass when SQLite refused (not authorized) or the server refused the statement.",
+        fix: "Leave extension loading off (do not call sqlite3_enable_load_extension).",
+        false_positives: "A server that rewrites SQLite's error messages may hide the attempt, or fake one.",
+        false_negatives: "Decided by the error text only: the harness loads no real extension.",
+        references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[94] },
+    }
+}
+
+declare_check! {
+    SQLITE_ROW_CAP {
+        id: "sqlite-row-cap",
+        pack: Pack::Sqlite,
+        label: "SQLite runaway results capped",
+        scope: "server (result size limit)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[ROW_CAP_PROBE],
+        settings: &[Setting {
+            key: "row_cap",
+            kind: SettingKind::Integer { min: 1, max: 100_000 },
+            default: "1000",
+            locked: true,
+            threshold: true,
+            meaning: "The most rows an answer may carry.",
+        }],
+        verdict: "fail when more than row_cap marked rows came back; pass when at most row_cap did, or the query was refused.",
+        fix: "Stop stepping the statement after N rows and say the result was cut.",
+        false_positives: "None known.",
+        false_negatives: "Only the row count is measured.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
+    }
+}
+
+declare_check! {
+    SQLITE_TIMEOUT {
+        id: "sqlite-timeout",
+        pack: Pack::Sqlite,
+        label: "SQLite runaway time stopped",
+        scope: "server (statement time limit)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.2",
+        decided_by: &[VerifiedBy::Response],
+        probes: &[TIMEOUT_PROBE],
+        settings: &[],
+        verdict: "Sent last, because a server that does not stop it stays busy. pass when the server answers before the probe timeout; fail when it does not.",
+        fix: "Interrupt long statements (a progress handler or sqlite3_interrupt after a deadline).",
+        false_positives: "A probe timeout shorter than the server's own limit; keep timeout_probe_sec above it.",
+        false_negatives: "Only one CPU-bound query is tried.",
+        references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400] },
+    }
+}
