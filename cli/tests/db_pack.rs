@@ -172,3 +172,22 @@ fn sql_tools_replaces_discovery_and_a_wrong_entry_is_a_config_error() {
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
     assert_eq!(verdict(&rec, "db-read-only"), Pass);
 }
+
+#[test]
+fn pg_seeds_a_postgres_the_user_controls() {
+    // The "user's" Postgres: a cluster this test starts itself.
+    let mut theirs = sealmark_engine::run::postgres::EmbeddedPg::start().expect("a cluster");
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", "good"], "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let dsn = theirs.superuser_url("postgres");
+    let out = scratch.run(&["run", "--format", "json", "--pg", &dsn, "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(rec["db"]["summary"].as_str().unwrap().starts_with("Postgres from --pg"), "{}", rec["db"]);
+    assert_eq!(verdict(&rec, "db-read-only"), Pass);
+    assert_eq!(verdict(&rec, "rls"), Pass);
+    theirs.stop();
+}

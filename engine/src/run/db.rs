@@ -48,7 +48,12 @@ pub async fn prepare(options: &DbOptions) -> Result<Database, String> {
     if let Some(dsn) = &options.pg {
         let opts: sqlx::postgres::PgConnectOptions =
             dsn.parse().map_err(|e| format!("--pg: not a Postgres URL ({e})"))?;
-        let (host, port) = (opts.get_host().to_string(), opts.get_port());
+        // Servers reach the database over TCP; a socket path is not a host they can use.
+        let host = match opts.get_host() {
+            h if h.starts_with('/') => "127.0.0.1".to_string(),
+            h => h.to_string(),
+        };
+        let port = opts.get_port();
         let seed = seed::create_with(opts, host, port).await.map_err(|e| format!("--pg: {e}"))?;
         return Ok(Database {
             seed,
