@@ -190,9 +190,14 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
     let mut other_hits = Vec::new();
     let mut answered = 0;
     let mut unreadable = 0;
+    let mut no_evidence = 0;
     for c in calls {
         answered += usize::from(!matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }));
-        if let Some(why) = &c.unreadable {
+        if matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }) && c.changed.is_empty() {
+            // A call that timed out or lost its connection is no evidence either way.
+            no_evidence += 1;
+            evidence.push(c.evidence(format!("{}: no evidence", c.reply()), VerifiedBy::State, "db.no-evidence"));
+        } else if let Some(why) = &c.unreadable {
             unreadable += 1;
             evidence.push(c.evidence(
                 format!("{}; the state reader could not tell what changed: {why}", c.reply()),
@@ -251,6 +256,13 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
             evidence,
         );
     }
+    if no_evidence > 0 {
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("{no_evidence} of {} {what} got no answer, which is no evidence", calls.len()),
+            evidence,
+        );
+    }
     Finding::new(Verdict::Pass, format!("{} {what} sent as sm_admin changed nothing", calls.len()), evidence)
 }
 
@@ -284,6 +296,10 @@ fn control_through_server(obs: &DbObservations, calls: &[DbCall], secret: &str, 
                 VerifiedBy::Response,
                 "db.control.failed",
             ));
+            continue;
+        }
+        if matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } | Answer::Silence) {
+            evidence.push(c.evidence(format!("{}: no evidence", c.reply()), VerifiedBy::Response, "db.no-evidence"));
             continue;
         }
         judged += 1;
@@ -548,5 +564,56 @@ pub fn audit(obs: &DbObservations) -> Finding {
             "no audit trail of the statement: not in the server log, not in audit_probe",
             evidence,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(answer: Answer, changed: &[&str]) -> DbCall {
+        DbCall {
+            probe: "insert".into(),
+            tool: "query".into(),
+            role: "sm_admin".into(),
+            sql: "INSERT …".into(),
+            answer,
+            changed: changed.iter().map(|s| s.to_string()).collect(),
+            core: true,
+            unreadable: None,
+        }
+    }
+
+    fn obs(writes: Vec<DbCall>) -> DbObservations {
+        DbObservations {
+            tools: vec!["query".into()],
+            controls: vec![call(Answer::Success { text: "100 sm_admin".into() }, &[])],
+            writes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_call_that_timed_out_is_no_evidence() {
+        let f = read_only(&obs(vec![
+            call(Answer::ToolError { text: "read-only".into() }, &[]),
+            call(Answer::Timeout, &[]),
+        ]));
+        assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.summary);
+        let f = read_only(&obs(vec![call(Answer::Timeout, &["probe_t gained a row (x)"])]));
+        assert_eq!(f.verdict, Verdict::Fail, "a change is proof even without an answer");
+    }
+
+    #[test]
+    fn a_json_rpc_error_is_a_refusal() {
+        let f = read_only(&obs(vec![call(Answer::RpcError { code: -32000, message: "no".into() }, &[])]));
+        assert_eq!(f.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_failed_control_is_never_a_pass() {
+        let mut o = obs(vec![call(Answer::ToolError { text: "x".into() }, &[])]);
+        o.controls = vec![call(Answer::ToolError { text: "cannot connect".into() }, &[])];
+        assert_eq!(read_only(&o).verdict, Verdict::Inconclusive);
     }
 }

@@ -113,8 +113,12 @@ fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: Ver
     }
     let mut ev = Vec::new();
     let mut hits = Vec::new();
+    let mut no_evidence = 0;
     for c in calls {
-        if c.changed.is_empty() {
+        if c.changed.is_empty() && matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }) {
+            no_evidence += 1;
+            ev.push(evidence(c, format!("{}: no evidence", reply(c)), by, "sqlite.no-evidence"));
+        } else if c.changed.is_empty() {
             ev.push(evidence(c, format!("{}; nothing changed", reply(c)), by, "sqlite.held"));
         } else {
             hits.push(format!("{} on {} ({})", c.probe, c.tool, c.changed.join(", ")));
@@ -131,6 +135,13 @@ fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: Ver
                 calls.len(),
                 super::text::clip(&hits.join("; "), 200)
             ),
+            ev,
+        );
+    }
+    if no_evidence > 0 {
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("{no_evidence} of {} {what} got no answer, which is no evidence", calls.len()),
             ev,
         );
     }
