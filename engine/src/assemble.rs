@@ -93,7 +93,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
                 reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
             }
         } else if !checks.iter().any(|c| c.pack == pack.id()) {
-            let reason = if pack == Pack::Sqlite && !mentions(config, "{sqlite}") {
+            let reason = if pack == Pack::Sqlite && !config.server_mentions("{sqlite}") {
                 "server config has no {sqlite} placeholder, so the harness cannot point the server at its seeded file"
                     .to_string()
             } else {
@@ -211,18 +211,6 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
             reason: Some(reason),
         },
     }
-}
-
-/// Whether the server's command, args, env, url or headers mention `text`.
-fn mentions(config: &Config, text: &str) -> bool {
-    let s = &config.server;
-    s.command
-        .iter()
-        .chain(&s.args)
-        .chain(s.env.values())
-        .chain(s.url.iter())
-        .chain(s.headers.values())
-        .any(|t| t.contains(text))
 }
 
 /// The tool class a pack aims at, when it aims at tools.

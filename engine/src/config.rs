@@ -135,6 +135,19 @@ impl Config {
         }
     }
 
+    /// Whether the server's command, args, env, url or headers mention `text` (a
+    /// placeholder, say).
+    pub fn server_mentions(&self, text: &str) -> bool {
+        let s = &self.server;
+        s.command
+            .iter()
+            .chain(&s.args)
+            .chain(s.env.values())
+            .chain(s.url.iter())
+            .chain(s.headers.values())
+            .any(|t| t.contains(text))
+    }
+
     /// Whether a check runs (`checks.<id>.enabled`, default true).
     pub fn enabled(&self, check: &str) -> bool {
         self.checks.get(check).and_then(|c| c.enabled).unwrap_or(true)

@@ -13,14 +13,7 @@ pub const SESSION_ROLE: &str = "sm_analyst";
 
 /// Whether the server's command, args, env, url or headers hold a database placeholder.
 pub fn config_uses_db(config: &Config) -> bool {
-    let s = &config.server;
-    let mut texts: Vec<&str> = Vec::new();
-    texts.extend(s.command.as_deref());
-    texts.extend(s.args.iter().map(String::as_str));
-    texts.extend(s.env.values().map(String::as_str));
-    texts.extend(s.url.as_deref());
-    texts.extend(s.headers.values().map(String::as_str));
-    texts.iter().any(|t| PLACEHOLDERS.iter().any(|p| t.contains(p)))
+    PLACEHOLDERS.iter().any(|p| config.server_mentions(p))
 }
 
 /// Where the database comes from.

@@ -194,7 +194,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
     let listener = listener::Listener::start().await.ok();
     sandbox.listener = listener.as_ref().map(listener::Listener::url);
-    if sqlite::config_uses_sqlite(config) {
+    if config.server_mentions("{sqlite}") {
         sandbox.sqlite =
             Some(sqlite::seed(&sandbox).map_err(|e| RunError::Setup(format!("cannot seed the SQLite file: {e}")))?);
     }

@@ -19,18 +19,6 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
-/// Whether the server config uses `{sqlite}`.
-pub fn config_uses_sqlite(config: &crate::config::Config) -> bool {
-    let s = &config.server;
-    s.command
-        .iter()
-        .chain(&s.args)
-        .chain(s.env.values())
-        .chain(s.url.iter())
-        .chain(s.headers.values())
-        .any(|t| t.contains("{sqlite}"))
-}
-
 /// Creates the seeded file and its pristine copy under the sandbox directory (outside
 /// the observed directories); returns the file's path.
 pub fn seed(sandbox: &Sandbox) -> Result<PathBuf, String> {
