@@ -114,3 +114,11 @@ fn ctrl_c_stops_the_server_removes_the_sandbox_and_exits_130() {
     assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
     assert!(scratch.sandbox_removed());
 }
+
+#[test]
+fn an_enormous_line_is_dropped_not_buffered() {
+    let (rec, _) = hostile("huge-line");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+    let summary = rec["checks"][0]["summary"].as_str().unwrap();
+    assert!(summary.contains("a line longer than 8388608 bytes"), "{summary}");
+}
