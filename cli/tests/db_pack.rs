@@ -38,7 +38,7 @@ fn check(mode: &str) -> (serde_json::Value, String) {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
     // A short probe timeout keeps the runaway-query probe quick (the run is CUSTOM).
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "timeout_probe_sec: 3\n");
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "timeout_probe_sec: 5\n");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();

@@ -29,7 +29,7 @@ const EXPECTED: &[(&str, [Verdict; 6])] = &[
 fn check(mode: &str) -> serde_json::Value {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sqlite(), &["--mode", mode, "{sqlite}"], "timeout_probe_sec: 4\n");
+    let cfg = scratch.config_for(&toy_sqlite(), &["--mode", mode, "{sqlite}"], "timeout_probe_sec: 6\n");
     let (rec, _) = record_of(&scratch, &cfg);
     for (id, want) in CHECKS.iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
