@@ -64,6 +64,9 @@ pub struct RunArgs {
     /// Start no embedded Postgres; database placeholders expand to empty strings.
     #[arg(long)]
     pub no_embedded: bool,
+    /// Start the upstream stub (as upstream.kind: http); the server must use {upstream}.
+    #[arg(long)]
+    pub upstream: bool,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -34,6 +34,14 @@ pub fn run(args: RunArgs) -> u8 {
         }
         config.packs = Some(packs);
     }
+    if args.upstream {
+        if !config.server_mentions("{upstream}") {
+            return usage_error(
+                "--upstream: the stub would be unused; put {upstream} where the server reads its backend address",
+            );
+        }
+        config.upstream.kind = Some("http".to_string());
+    }
     if let Some(out) = &args.out
         && let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
         && !parent.is_dir()

@@ -249,3 +249,24 @@ fn pg_clusters() -> (usize, usize) {
         .count();
     (procs, dirs)
 }
+
+#[test]
+fn an_upstream_stub_runs_when_declared_and_an_unused_one_is_refused() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["{sandbox}"], "upstream:\n  kind: http\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("upstream.kind: the stub would be unused"), "{}", stderr(&out));
+    let out = scratch.run(&["run", "--upstream", "--", toy_server().to_str().unwrap(), "{sandbox}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--upstream: the stub would be unused"));
+
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("    TEST_TAG:", "    BACKEND_URL: \"{upstream}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert!(rec["upstream"]["url"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+    assert_eq!(rec["server"]["env"]["BACKEND_URL"], "{upstream}");
+}

@@ -39,6 +39,7 @@ pub struct RunFacts {
     pub db: DbRecord,
     /// Why the db pack was not graded, when the runtime knows better than "not built".
     pub db_reason: Option<String>,
+    pub upstream: Option<UpstreamRecord>,
 }
 
 /// The weight a check counts with in this run: `checks.<id>.severity` when set, else
@@ -184,6 +185,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         badge,
         not_covered,
         server_log: facts.server_log,
+        upstream: facts.upstream,
     }
 }
 

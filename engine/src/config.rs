@@ -31,6 +31,8 @@ pub struct Config {
     pub net_control_url: Option<String>,
     /// `sql_tools`: when given, the SQL tools, replacing discovery.
     pub sql_tools: Vec<SqlTool>,
+    /// `upstream:`: the stub the server's backend is pointed at.
+    pub upstream: crate::upstream::UpstreamConfig,
 }
 
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
@@ -57,6 +59,7 @@ impl Default for Config {
             server_line: None,
             net_control_url: None,
             sql_tools: Vec::new(),
+            upstream: crate::upstream::UpstreamConfig::default(),
         }
     }
 }
@@ -296,9 +299,11 @@ impl Validator<'_> {
             return config;
         }
         let mut has_server = false;
-        for (key, v) in
-            self.mapping("", doc, &["server", "packs", "tools", "checks", "net", "sql_tools", "timeout_probe_sec"])
-        {
+        for (key, v) in self.mapping(
+            "",
+            doc,
+            &["server", "packs", "tools", "checks", "net", "sql_tools", "upstream", "timeout_probe_sec"],
+        ) {
             match key.as_str() {
                 "server" => {
                     has_server = true;
@@ -326,6 +331,7 @@ impl Validator<'_> {
                     }
                 }
                 "sql_tools" => config.sql_tools = self.sql_tools(v),
+                "upstream" => config.upstream = self.upstream(v),
                 "timeout_probe_sec" => match v.as_u64() {
                     Some(n) if (1..=600).contains(&n) => config.timeout_probe_sec = n,
                     _ => self.problem(
@@ -334,6 +340,14 @@ impl Validator<'_> {
                     ),
                 },
                 _ => unreachable!("filtered by mapping"),
+            }
+        }
+        if config.upstream.kind.is_some() {
+            if !config.server_mentions("{upstream}") {
+                self.problem("upstream.kind", "the stub would be unused: put {upstream} where the server reads its backend address (command, args, env, url or headers)");
+            }
+            if config.server.command.is_none() {
+                self.problem("upstream.kind", "the stub needs a server sealmark starts: set server.command");
             }
         }
         if !has_server {
@@ -435,6 +449,119 @@ impl Validator<'_> {
             out.push(entry);
         }
         out
+    }
+
+    fn upstream(&mut self, v: &Yaml) -> crate::upstream::UpstreamConfig {
+        use crate::upstream::{Scripted, UpstreamConfig};
+        let mut up = UpstreamConfig::default();
+        for (key, val) in self.mapping("upstream", v, &["kind", "default_reply", "responses"]) {
+            let path = join("upstream", &key);
+            match key.as_str() {
+                "kind" => match val {
+                    Yaml::Null => up.kind = None,
+                    Yaml::String(k) if k == "http" => up.kind = Some(k.clone()),
+                    other => self.problem(&path, format!("expected http or null, found {}", show(other))),
+                },
+                "default_reply" => up.default_reply = self.reply(&path, val),
+                _ => {
+                    let Yaml::Sequence(items) = val else {
+                        self.problem(
+                            &path,
+                            format!("expected a list of {{ match, reply }} entries, found {}", kind_of(val)),
+                        );
+                        continue;
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = format!("{path}[{i}]");
+                        let mut entry = Scripted { id: None, matcher: Default::default(), reply: Default::default() };
+                        for (k, x) in self.mapping(&ipath, item, &["id", "match", "reply"]) {
+                            let kpath = join(&ipath, &k);
+                            match k.as_str() {
+                                "id" => entry.id = self.string(&kpath, x),
+                                "match" => entry.matcher = self.matcher(&kpath, x),
+                                _ => entry.reply = self.reply(&kpath, x),
+                            }
+                        }
+                        up.responses.push(entry);
+                    }
+                }
+            }
+        }
+        up
+    }
+
+    fn regex(&mut self, path: &str, v: &Yaml) -> Option<regex::Regex> {
+        let s = self.string(path, v)?;
+        match regex::Regex::new(&s) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                self.problem(
+                    path,
+                    format!(
+                        "\"{s}\" is not a valid regular expression: {}",
+                        e.to_string().lines().last().unwrap_or("")
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn matcher(&mut self, path: &str, v: &Yaml) -> crate::upstream::Matcher {
+        let mut m = crate::upstream::Matcher::default();
+        for (key, val) in self.mapping(path, v, &["method", "path", "body", "header"]) {
+            let kpath = join(path, &key);
+            match key.as_str() {
+                "method" => m.method = self.string(&kpath, val),
+                "path" => m.path = self.regex(&kpath, val),
+                "body" => m.body = self.regex(&kpath, val),
+                _ => {
+                    for (name, re) in self.mapping(&kpath, val, &[]) {
+                        if let Some(re) = self.regex(&join(&kpath, &name), re) {
+                            m.header.insert(name, re);
+                        }
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    fn reply(&mut self, path: &str, v: &Yaml) -> crate::upstream::Reply {
+        use crate::upstream::{Body, Reply};
+        let mut r = Reply::default();
+        let (mut body, mut json, mut bytes) = (None, None, None);
+        for (key, val) in self.mapping(path, v, &["status", "headers", "body", "json", "bytes"]) {
+            let kpath = join(path, &key);
+            match key.as_str() {
+                "status" => match val.as_u64() {
+                    Some(n) if (100..=599).contains(&n) => r.status = n as u16,
+                    _ => self.problem(&kpath, format!("expected an HTTP status from 100 to 599, found {}", show(val))),
+                },
+                "headers" => r.headers = self.string_map(&kpath, val),
+                "body" => body = self.string(&kpath, val),
+                "json" => json = serde_json::to_value(val).ok(),
+                _ => match val.as_u64() {
+                    Some(n) if n <= 256 * 1024 * 1024 => bytes = Some(n as usize),
+                    _ => self.problem(&kpath, format!("expected a size in bytes up to 268435456, found {}", show(val))),
+                },
+            }
+        }
+        r.body = match (body, json, bytes) {
+            (_, Some(_), Some(_)) => {
+                self.problem(path, "give one of body, json or bytes (bytes may come with body)");
+                Body::Json(serde_json::json!({}))
+            }
+            (Some(_), Some(_), None) => {
+                self.problem(path, "give one of body, json or bytes (bytes may come with body)");
+                Body::Json(serde_json::json!({}))
+            }
+            (start, None, Some(size)) => Body::Padded { size, start: start.unwrap_or_default() },
+            (Some(text), None, None) => Body::Text(text),
+            (None, Some(v), None) => Body::Json(v),
+            (None, None, None) => Body::Json(serde_json::json!({})),
+        };
+        r
     }
 
     fn packs(&mut self, v: &Yaml) -> Vec<Pack> {
@@ -738,6 +865,18 @@ timeout_probe_sec: 0
         assert_eq!(lines.exact("a[1].z"), Some(4));
         assert_eq!(lines.exact("b.c"), Some(6));
         assert_eq!(lines.line_of("b.c.d[3]"), 6);
+    }
+
+    #[test]
+    fn upstream_is_parsed_and_an_unused_stub_is_refused() {
+        let good = "server:\n  command: node\n  env: { BACKEND_URL: \"{upstream}\" }\nupstream:\n  kind: http\n  default_reply: { status: 200, json: { rows: [] } }\n  responses:\n    - id: count\n      match: { path: \"^/sql$\", body: \"count\\\\(\\\\*\\\\)\" }\n      reply: { status: 200, json: { rows: [{ count: 3 }] } }\n";
+        let c = parse("c.yaml", good).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.upstream.kind.as_deref(), Some("http"));
+        assert_eq!(c.upstream.responses.len(), 1);
+        let unused = "server:\n  command: node\nupstream:\n  kind: http\n  responses:\n    - match: { path: \"(\" }\n";
+        let err = parse("c.yaml", unused).unwrap_err().to_string();
+        assert!(err.contains("c.yaml:4: upstream.kind: the stub would be unused"), "{err}");
+        assert!(err.contains("upstream.responses[0].match.path: \"(\" is not a valid regular expression"), "{err}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod render;
 #[doc(hidden)]
 pub mod sample;
 pub mod tools;
+pub mod upstream;
 
 #[cfg(feature = "runtime")]
 pub mod run;

@@ -28,6 +28,19 @@ pub struct Record {
     pub badge: Badge,
     pub not_covered: Vec<String>,
     pub server_log: ServerLog,
+    /// The upstream stub, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamRecord>,
+}
+
+/// What the upstream stub did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpstreamRecord {
+    /// Its URL (volatile: the port changes every run).
+    pub url: String,
+    /// How many requests reached it during the run.
+    pub requests: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

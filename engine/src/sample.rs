@@ -53,6 +53,7 @@ fn facts() -> RunFacts {
         valid_calls: vec!["read_file".to_string()],
         db: crate::record::DbRecord { used: false, summary: "not used".to_string() },
         db_reason: None,
+        upstream: None,
     }
 }
 

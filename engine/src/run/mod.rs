@@ -17,6 +17,7 @@ pub mod sandbox;
 pub mod seed;
 mod session;
 mod sqlite;
+pub mod upstream;
 
 use crate::assemble::{RunFacts, assemble};
 use crate::classify::classify;
@@ -194,6 +195,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
     let listener = listener::Listener::start().await.ok();
     sandbox.listener = listener.as_ref().map(listener::Listener::url);
+    let stub = match config.upstream.kind.as_deref() {
+        Some("http") => Some(
+            upstream::Stub::start(config.upstream.clone())
+                .await
+                .map_err(|e| RunError::Setup(format!("cannot start the upstream stub: {e}")))?,
+        ),
+        _ => None,
+    };
+    sandbox.upstream = stub.as_ref().map(upstream::Stub::url);
     if config.server_mentions("{sqlite}") {
         sandbox.sqlite =
             Some(sqlite::seed(&sandbox).map_err(|e| RunError::Setup(format!("cannot seed the SQLite file: {e}")))?);
@@ -422,6 +432,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         valid_calls,
         db: db_record,
         db_reason,
+        upstream: stub.as_ref().map(|s| crate::record::UpstreamRecord { url: s.url(), requests: s.requests().len() }),
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

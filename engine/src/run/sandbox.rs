@@ -44,6 +44,8 @@ pub struct Sandbox {
     pub listener: Option<String>,
     /// `{sqlite}`, once the seeded SQLite file exists.
     pub sqlite: Option<PathBuf>,
+    /// `{upstream}`, once the upstream stub runs.
+    pub upstream: Option<String>,
 }
 
 impl Sandbox {
@@ -64,8 +66,16 @@ impl Sandbox {
             sibling: format!("sm-sibling-canary-{}", random_hex(8)),
             new_name: "not-yet.txt".to_string(),
         };
-        let sandbox =
-            Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files, listener: None, sqlite: None };
+        let sandbox = Sandbox {
+            dir: Some(dir),
+            kept_path: None,
+            run_id,
+            canaries,
+            files,
+            listener: None,
+            sqlite: None,
+            upstream: None,
+        };
         sandbox.build_tree(large_bytes)?;
         Ok(sandbox)
     }
@@ -180,6 +190,11 @@ impl Sandbox {
         reps.push((self.files.sibling.clone(), "<sibling-canary>".to_string()));
         reps.push((self.files.control.clone(), "<control>".to_string()));
         reps.push((self.run_id.clone(), "<run-id>".to_string()));
+        if let Some(url) = &self.upstream
+            && let Some(port) = url.rsplit(':').next()
+        {
+            reps.push((format!("127.0.0.1:{port}"), "127.0.0.1:{upstream_port}".to_string()));
+        }
         if let Some(name) = self.base().file_name() {
             reps.push((name.to_string_lossy().into_owned(), "{sandbox_dir_name}".to_string()));
         }
@@ -199,6 +214,10 @@ impl Sandbox {
             .replace("{sandbox_home}", &self.home().to_string_lossy())
             .replace("{sandbox}", &self.root().to_string_lossy())
             .replace("{canary}", &self.canary_dir().to_string_lossy());
+        let s = match &self.upstream {
+            Some(url) => s.replace("{upstream}", url),
+            None => s,
+        };
         let s = match &self.sqlite {
             Some(path) => s.replace("{sqlite}", &path.to_string_lossy()),
             None => s,
