@@ -9,7 +9,7 @@ use crate::grading::{self, Input, Outcome};
 use crate::judge::Finding;
 use crate::model::{Pack, Verdict, Weight};
 use crate::record::*;
-use crate::registry::{self, CHECKS, CheckDef, pack_doc};
+use crate::registry::{CHECKS, CheckDef, pack_doc};
 use crate::tools::{ToolInfo, canonical_json, sha256_tagged};
 use crate::{METHODOLOGY, SCHEMA_VERSION, VERSION};
 use std::collections::BTreeMap;
@@ -331,9 +331,4 @@ fn not_covered(facts: &RunFacts, classification: &[Classification]) -> Vec<Strin
     }
     out.extend(facts.gaps.iter().cloned());
     out
-}
-
-/// The registry entries of one pack that a run reports, in declaration order.
-pub fn pack_defs(pack: Pack) -> Vec<&'static CheckDef> {
-    registry::pack_checks(pack).collect()
 }

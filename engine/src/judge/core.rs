@@ -126,6 +126,21 @@ impl Answer {
         }
     }
 
+    /// A short line for evidence: what came back, its text clipped and made visible.
+    pub fn brief(&self) -> String {
+        match self {
+            Answer::Success { text } => format!("answered: \"{}\"", clip(&visible(text.trim()), 80)),
+            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
+            Answer::RpcError { code, message } => {
+                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
+            }
+            Answer::Silence => "no answer".to_string(),
+            Answer::Timeout => "no answer within the probe timeout".to_string(),
+            Answer::Died { reason } => format!("the server went away: {reason}"),
+            Answer::NotSent { reason } => format!("not sent: {reason}"),
+        }
+    }
+
     /// The text of a rejection, when it has one.
     fn rejection_text(&self) -> Option<&str> {
         match self {
@@ -575,28 +590,23 @@ pub fn canary_spellings(value: &str) -> Vec<(&'static str, String)> {
     let url = url_encode(value);
     if url != value {
         out.push(("URL-encoded", url.clone()));
-        out.push(("URL-encoded", url.to_lowercase_escapes()));
+        out.push(("URL-encoded", lowercase_escapes(&url)));
     }
     out.dedup();
     out
 }
 
-trait LowerEscapes {
-    fn to_lowercase_escapes(&self) -> String;
-}
-
-impl LowerEscapes for String {
-    fn to_lowercase_escapes(&self) -> String {
-        let mut out = String::new();
-        let mut chars = self.chars();
-        while let Some(c) = chars.next() {
-            out.push(c);
-            if c == '%' {
-                out.extend(chars.by_ref().take(2).map(|h| h.to_ascii_lowercase()));
-            }
+/// `%2F` spelled `%2f`: servers differ in the case of their escapes.
+fn lowercase_escapes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            out.extend(chars.by_ref().take(2).map(|h| h.to_ascii_lowercase()));
         }
-        out
     }
+    out
 }
 
 fn url_encode(s: &str) -> String {
@@ -611,7 +621,8 @@ fn url_encode(s: &str) -> String {
         .collect()
 }
 
-fn base64(bytes: &[u8], url: bool) -> String {
+/// Base64 without padding (the standard or the URL alphabet).
+pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
     let table: &[u8; 64] = if url {
         b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     } else {

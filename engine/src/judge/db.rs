@@ -3,7 +3,7 @@
 
 use super::Finding;
 use super::core::Answer;
-use super::text::{clip, visible};
+use super::text::clip;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
@@ -93,26 +93,17 @@ pub struct DbCall {
 }
 
 impl DbCall {
-    fn reply(&self) -> String {
-        match &self.answer {
-            Answer::Success { text } => format!("answered: \"{}\"", clip(&visible(text.trim()), 80)),
-            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
-            Answer::RpcError { code, message } => {
-                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
-            }
-            Answer::Silence => "no answer".to_string(),
-            Answer::Timeout => "no answer within the probe timeout".to_string(),
-            Answer::Died { reason } => format!("the server went away: {reason}"),
-            Answer::NotSent { reason } => format!("not sent: {reason}"),
-        }
+    pub(crate) fn reply(&self) -> String {
+        self.answer.brief()
     }
 
-    fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
+    pub(crate) fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
         let mut e = Evidence::new(format!("{}: {}", self.probe, clip(&self.sql, 120)), outcome, by)
             .tool(&self.tool)
             .args(serde_json::json!({ "sql": self.sql }))
             .code(code);
-        e.role = Some(self.role.trim_start_matches("sm_").to_string());
+        // Seed roles are named in evidence as analyst, support or admin.
+        e.role = self.role.strip_prefix("sm_").map(str::to_string);
         e
     }
 }
@@ -153,6 +144,22 @@ impl DbObservations {
             )
             .map(|c| c.tool.as_str())
             .collect()
+    }
+
+    /// The finding when the admin checks cannot run: no SQL tool (na), or none that
+    /// passed the control as sm_admin (inconclusive, never pass).
+    fn admin_gate(&self) -> Option<Finding> {
+        if self.tools.is_empty() {
+            return Some(Finding::new(Verdict::Na, "no SQL tool", vec![]));
+        }
+        if self.working().is_empty() {
+            return Some(Finding::new(
+                Verdict::Inconclusive,
+                "no SQL tool passed the control as sm_admin",
+                self.control_evidence(),
+            ));
+        }
+        None
     }
 
     fn control_evidence(&self) -> Vec<Evidence> {
@@ -364,15 +371,8 @@ pub const RLS_SENTINEL_TEXT: &str = "sm-rls-sentinel";
 pub const EMAIL_TEXT: &str = "@seed.sealmark.invalid";
 
 pub fn row_cap(obs: &DbObservations) -> Finding {
-    if obs.tools.is_empty() {
-        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
-    }
-    if obs.working().is_empty() {
-        return Finding::new(
-            Verdict::Inconclusive,
-            "no SQL tool passed the control as sm_admin",
-            obs.control_evidence(),
-        );
+    if let Some(f) = obs.admin_gate() {
+        return f;
     }
     let limit = obs.row_cap_limit;
     let mut evidence = Vec::new();
@@ -406,15 +406,8 @@ pub fn row_cap(obs: &DbObservations) -> Finding {
 }
 
 pub fn timeout(obs: &DbObservations) -> Finding {
-    if obs.tools.is_empty() {
-        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
-    }
-    if obs.working().is_empty() {
-        return Finding::new(
-            Verdict::Inconclusive,
-            "no SQL tool passed the control as sm_admin",
-            obs.control_evidence(),
-        );
+    if let Some(f) = obs.admin_gate() {
+        return f;
     }
     let mut evidence = Vec::new();
     let mut failed = Vec::new();
@@ -490,15 +483,8 @@ pub fn privilege(obs: &DbObservations) -> Finding {
 }
 
 pub fn write_gate(obs: &DbObservations) -> Finding {
-    if obs.tools.is_empty() {
-        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
-    }
-    if obs.working().is_empty() {
-        return Finding::new(
-            Verdict::Inconclusive,
-            "no SQL tool passed the control as sm_admin",
-            obs.control_evidence(),
-        );
+    if let Some(f) = obs.admin_gate() {
+        return f;
     }
     let mut evidence = Vec::new();
     let mut ungated = Vec::new();

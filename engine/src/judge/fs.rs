@@ -172,14 +172,7 @@ impl FsCall {
             Answer::Success { text } => {
                 format!("answered ({} bytes): \"{}\"", self.text_bytes, clip(&visible(text.trim()), 80))
             }
-            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
-            Answer::RpcError { code, message } => {
-                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
-            }
-            Answer::Silence => "no answer".to_string(),
-            Answer::Timeout => "no answer within the probe timeout".to_string(),
-            Answer::Died { reason } => format!("the server went away: {reason}"),
-            Answer::NotSent { reason } => format!("not sent: {reason}"),
+            other => other.brief(),
         }
     }
 

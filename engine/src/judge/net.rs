@@ -76,16 +76,13 @@ pub fn data_secret(token: &str) -> String {
     format!("sealmark-data-{token}")
 }
 
+/// Padded base64, as a data: URL carries it.
 fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { T[((n >> (18 - 6 * i)) & 63) as usize] as char } else { '=' });
-        }
+    let mut s = super::core::base64(bytes, false);
+    while !s.len().is_multiple_of(4) {
+        s.push('=');
     }
-    out
+    s
 }
 
 /// One call of the net pack.

@@ -5,7 +5,6 @@ use super::Finding;
 use super::core::Answer;
 use super::db::DbCall;
 use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
 use crate::registry::ProbeDoc;
 
 pub const CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers";
@@ -72,7 +71,7 @@ impl SqliteObservations {
                 .controls
                 .iter()
                 .map(|c| {
-                    evidence(c, format!("control failed: {}", reply(c)), VerifiedBy::Response, "sqlite.control.failed")
+                    c.evidence(format!("control failed: {}", c.reply()), VerifiedBy::Response, "sqlite.control.failed")
                 })
                 .collect();
             return Some(Finding::new(
@@ -83,27 +82,6 @@ impl SqliteObservations {
         }
         None
     }
-}
-
-fn reply(c: &DbCall) -> String {
-    match &c.answer {
-        Answer::Success { text } => format!("answered: \"{}\"", super::text::clip(text.trim(), 80)),
-        Answer::ToolError { text } => format!("refused with isError: \"{}\"", super::text::clip(text.trim(), 80)),
-        Answer::RpcError { code, message } => {
-            format!("refused with JSON-RPC error {code}: \"{}\"", super::text::clip(message, 80))
-        }
-        Answer::Silence => "no answer".to_string(),
-        Answer::Timeout => "no answer within the probe timeout".to_string(),
-        Answer::Died { reason } => format!("the server went away: {reason}"),
-        Answer::NotSent { reason } => format!("not sent: {reason}"),
-    }
-}
-
-fn evidence(c: &DbCall, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
-    Evidence::new(format!("{}: {}", c.probe, super::text::clip(&c.sql, 120)), outcome, by)
-        .tool(&c.tool)
-        .args(serde_json::json!({ "sql": c.sql }))
-        .code(code)
 }
 
 /// Fail when any call changed something (in the file, or outside the sandbox root).
@@ -117,12 +95,12 @@ fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: Ver
     for c in calls {
         if c.changed.is_empty() && matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }) {
             no_evidence += 1;
-            ev.push(evidence(c, format!("{}: no evidence", reply(c)), by, "sqlite.no-evidence"));
+            ev.push(c.evidence(format!("{}: no evidence", c.reply()), by, "sqlite.no-evidence"));
         } else if c.changed.is_empty() {
-            ev.push(evidence(c, format!("{}; nothing changed", reply(c)), by, "sqlite.held"));
+            ev.push(c.evidence(format!("{}; nothing changed", c.reply()), by, "sqlite.held"));
         } else {
             hits.push(format!("{} on {} ({})", c.probe, c.tool, c.changed.join(", ")));
-            ev.push(evidence(c, format!("{}; {}", reply(c), c.changed.join(", ")), by, "sqlite.changed"));
+            ev.push(c.evidence(format!("{}; {}", c.reply(), c.changed.join(", ")), by, "sqlite.changed"));
         }
     }
     ev.sort_by_key(|e| e.code.as_deref() != Some("sqlite.changed"));
@@ -182,14 +160,13 @@ pub fn load_extension(obs: &SqliteObservations) -> Finding {
             ["cannot open", "no such file", "undefined symbol", "shared object"].iter().any(|w| text.contains(w));
         if attempted {
             tried.push(c.tool.clone());
-            ev.push(evidence(
-                c,
-                format!("{}: SQLite tried to load the file, so extension loading is on", reply(c)),
+            ev.push(c.evidence(
+                format!("{}: SQLite tried to load the file, so extension loading is on", c.reply()),
                 VerifiedBy::Response,
                 "sqlite.ext.enabled",
             ));
         } else {
-            ev.push(evidence(c, reply(c), VerifiedBy::Response, "sqlite.ext.refused"));
+            ev.push(c.evidence(c.reply(), VerifiedBy::Response, "sqlite.ext.refused"));
         }
     }
     if !tried.is_empty() {
@@ -215,13 +192,13 @@ pub fn row_cap(obs: &SqliteObservations) -> Finding {
             Answer::ToolError { .. } | Answer::RpcError { .. } => {
                 (Verdict::Pass, "the server refused the query".to_string())
             }
-            _ => (Verdict::Inconclusive, reply(c)),
+            _ => (Verdict::Inconclusive, c.reply()),
         };
         if v.severity_rank() < worst.severity_rank() {
             worst = v;
             summary = format!("{}: {outcome}", c.tool);
         }
-        ev.push(evidence(c, outcome, VerifiedBy::Response, "sqlite.rows"));
+        ev.push(c.evidence(outcome, VerifiedBy::Response, "sqlite.rows"));
     }
     Finding::new(worst, summary, ev)
 }
@@ -235,16 +212,14 @@ pub fn timeout(obs: &SqliteObservations) -> Finding {
     for c in &obs.timeout {
         if matches!(c.answer, Answer::Timeout) {
             failed.push(c.tool.clone());
-            ev.push(evidence(
-                c,
+            ev.push(c.evidence(
                 "still running when the probe timeout ran out".to_string(),
                 VerifiedBy::Response,
                 "sqlite.time.unbounded",
             ));
         } else {
-            ev.push(evidence(
-                c,
-                format!("{}, before the probe timeout", reply(c)),
+            ev.push(c.evidence(
+                format!("{}, before the probe timeout", c.reply()),
                 VerifiedBy::Response,
                 "sqlite.time.stopped",
             ));

@@ -209,6 +209,28 @@ pub fn call_text(result: &Value) -> (String, bool) {
     (text, is_error)
 }
 
+/// What a tools/call reply amounts to, for the packs that keep the whole answer text:
+/// an error's text is clipped, a timeout counts toward the run's budget of unanswered
+/// calls when `count_timeout`, and a lost server is remembered on `live`.
+pub fn call_answer(reply: Reply, runner: &mut Runner<'_>, live: &mut Live, count_timeout: bool) -> Answer {
+    match reply {
+        Reply::Result(r) => {
+            let (text, is_error) = call_text(&r);
+            if is_error { Answer::ToolError { text: clip(&text, 2000) } } else { Answer::Success { text } }
+        }
+        Reply::Error { code, message } => Answer::RpcError { code, message },
+        Reply::Timeout => {
+            runner.timeouts += u32::from(count_timeout);
+            Answer::Timeout
+        }
+        Reply::Silence => Answer::Silence,
+        Reply::Gone(why) => {
+            live.gone = Some(why.clone());
+            Answer::Died { reason: why }
+        }
+    }
+}
+
 fn answer_of(reply: Reply) -> Answer {
     match reply {
         Reply::Result(r) => {

@@ -1,7 +1,7 @@
 //! Collects what the db pack judges: the control query and the write probes, sent to a
 //! server instance started as sm_admin, with the state reader before and after each.
 
-use super::core::{self as core_collect, MAX_TIMEOUTS, call_text};
+use super::core::{self as core_collect, MAX_TIMEOUTS};
 use super::seed::Seed;
 use super::session::Reply;
 use super::{Live, RunError, Runner};
@@ -274,23 +274,7 @@ impl Ctx<'_, '_, '_> {
     }
 
     fn answer(&mut self, reply: Reply, count_timeout: bool) -> Answer {
-        match reply {
-            Reply::Result(r) => {
-                let (text, is_error) = call_text(&r);
-                let text = if is_error { crate::judge::text::clip(&text, 2000) } else { text };
-                if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
-            }
-            Reply::Error { code, message } => Answer::RpcError { code, message },
-            Reply::Timeout => {
-                self.runner.timeouts += u32::from(count_timeout);
-                Answer::Timeout
-            }
-            Reply::Silence => Answer::Silence,
-            Reply::Gone(why) => {
-                self.live.gone = Some(why.clone());
-                Answer::Died { reason: why }
-            }
-        }
+        core_collect::call_answer(reply, self.runner, self.live, count_timeout)
     }
 
     /// pg_sleep(600): a bounded server answers before the probe timeout. The sleeping

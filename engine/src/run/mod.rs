@@ -432,7 +432,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         valid_calls,
         db: db_record,
         db_reason,
-        upstream: stub.as_ref().map(|s| crate::record::UpstreamRecord { url: s.url(), requests: s.requests().len() }),
+        upstream: stub.as_ref().map(|s| crate::record::UpstreamRecord { url: s.url(), requests: s.count() }),
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

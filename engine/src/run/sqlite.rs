@@ -1,10 +1,9 @@
 //! The sqlite pack's target and collection: a seeded SQLite file (`{sqlite}`), read
 //! directly before and after every probe, restored from a pristine copy after writes.
 
-use super::core::{MAX_TIMEOUTS, call_text};
+use super::core::MAX_TIMEOUTS;
 use super::observer::Observer;
 use super::sandbox::Sandbox;
-use super::session::Reply;
 use super::{Live, Runner};
 use crate::judge::core::Answer;
 use crate::judge::db::DbCall;
@@ -198,26 +197,7 @@ impl Ctx<'_, '_, '_> {
             .session
             .request("tools/call", json!({"name": self.tool, "arguments": args}), &format!("{probe} on {}", self.tool))
             .await;
-        call.answer = match reply {
-            Reply::Result(r) => {
-                let (text, is_error) = call_text(&r);
-                if is_error {
-                    Answer::ToolError { text: crate::judge::text::clip(&text, 2000) }
-                } else {
-                    Answer::Success { text }
-                }
-            }
-            Reply::Error { code, message } => Answer::RpcError { code, message },
-            Reply::Timeout => {
-                self.runner.timeouts += u32::from(count);
-                Answer::Timeout
-            }
-            Reply::Silence => Answer::Silence,
-            Reply::Gone(why) => {
-                self.live.gone = Some(why.clone());
-                Answer::Died { reason: why }
-            }
-        };
+        call.answer = super::core::call_answer(reply, self.runner, self.live, count);
         call
     }
 }

@@ -44,6 +44,11 @@ impl Stub {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// How many requests were recorded.
+    pub fn count(&self) -> usize {
+        self.log.lock().expect("stub log").len()
+    }
+
     /// Everything recorded so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.log.lock().expect("stub log").clone()
