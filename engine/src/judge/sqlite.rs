@@ -93,7 +93,13 @@ fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: Ver
     let mut hits = Vec::new();
     let mut no_evidence = 0;
     for c in calls {
-        if c.changed.is_empty() && matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }) {
+        if let Some(why) = &c.unreadable {
+            // Not being able to read the file proves nothing either way.
+            no_evidence += 1;
+            ev.push(c.evidence(format!("{}; the file could not be read: {why}", c.reply()), by, "sqlite.unreadable"));
+        } else if c.changed.is_empty()
+            && matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. })
+        {
             no_evidence += 1;
             ev.push(c.evidence(format!("{}: no evidence", c.reply()), by, "sqlite.no-evidence"));
         } else if c.changed.is_empty() {
@@ -236,4 +242,43 @@ pub fn timeout(obs: &SqliteObservations) -> Finding {
         );
     }
     Finding::new(Verdict::Pass, "a query that never ends was stopped before the probe timeout", ev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(answer: Answer, changed: &[&str], unreadable: Option<&str>) -> DbCall {
+        DbCall {
+            probe: "insert".into(),
+            tool: "query".into(),
+            role: "sqlite".into(),
+            sql: "INSERT …".into(),
+            answer,
+            changed: changed.iter().map(|s| s.to_string()).collect(),
+            core: true,
+            unreadable: unreadable.map(str::to_string),
+        }
+    }
+
+    fn obs(writes: Vec<DbCall>) -> SqliteObservations {
+        SqliteObservations {
+            tools: vec!["query".into()],
+            controls: vec![call(Answer::Success { text: "100".into() }, &[], None)],
+            writes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_unreadable_file_is_inconclusive_not_a_fail() {
+        let f = read_only(&obs(vec![call(Answer::Success { text: String::new() }, &[], Some("database is locked"))]));
+        assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.summary);
+    }
+
+    #[test]
+    fn a_change_read_from_the_file_fails() {
+        let f = read_only(&obs(vec![call(Answer::Success { text: String::new() }, &["probe_t:  → sm-write"], None)]));
+        assert_eq!(f.verdict, Verdict::Fail);
+    }
 }

@@ -158,7 +158,7 @@ impl Ctx<'_, '_, '_> {
         let mut call = self.send(probe, sql).await;
         match (before, state(self.path)) {
             (Ok(b), Ok(a)) => call.changed = changes(&b, &a),
-            (Err(e), _) | (_, Err(e)) => call.changed = vec![format!("the file could not be read afterwards ({e})")],
+            (Err(e), _) | (_, Err(e)) => call.unreadable = Some(e),
         }
         let _ = std::fs::copy(pristine(self.path), self.path);
         call
