@@ -67,6 +67,13 @@ pub struct RunArgs {
     /// Start the upstream stub (as upstream.kind: http); the server must use {upstream}.
     #[arg(long)]
     pub upstream: bool,
+    /// Caller a's token for a server that accepts only its own, as '${VARIABLE}' (read
+    /// from the environment; quote it so the shell does not expand it). Overrides identities.a.
+    #[arg(long, value_name = "'${VAR}'")]
+    pub identity_a: Option<String>,
+    /// Caller b's token, as --identity-a. Overrides identities.b.
+    #[arg(long, value_name = "'${VAR}'")]
+    pub identity_b: Option<String>,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -53,9 +53,15 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(rt) => rt,
         Err(e) => return usage_error(format!("cannot start the async runtime: {e}")),
     };
+    let (identity_a, identity_b) = match identities(&args, &config) {
+        Ok(ids) => ids,
+        Err(code) => return code,
+    };
     let options = RunOptions {
         keep_sandbox: args.keep_sandbox,
         db: sealmark_engine::run::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
+        identity_a,
+        identity_b,
     };
     eprintln!("sealmark: running {}", describe_target(&config));
     let outcome = runtime.block_on(async {
@@ -126,6 +132,47 @@ fn load_config(args: &RunArgs) -> Result<Config, u8> {
     })
 }
 
+/// The callers' tokens: each `${VARIABLE}` of --identity-a/-b or identities.a/b read from
+/// the environment. Both or neither: a server that refuses minted tokens refuses both.
+fn identities(args: &RunArgs, config: &Config) -> Result<(Option<String>, Option<String>), u8> {
+    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let ids = &config.identities;
+    let mut out = [None, None];
+    let given = [
+        (args.identity_a.as_ref(), ids.a.as_ref(), ids.lines.0, "a"),
+        (args.identity_b.as_ref(), ids.b.as_ref(), ids.lines.1, "b"),
+    ];
+    for (slot, (flag, key, line, who)) in out.iter_mut().zip(given) {
+        let (text, place) = match (flag, key) {
+            (Some(f), _) => (f, format!("--identity-{who}")),
+            (None, Some(k)) => (k, format!("{file}:{line}: identities.{who}")),
+            (None, None) => continue,
+        };
+        let Some(name) = config::env_reference(text) else {
+            return Err(usage_error(format!(
+                "{place}: write the token as '${{VARIABLE}}' (single-quoted), so it is read from the environment, not from the command line"
+            )));
+        };
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => *slot = Some(v),
+            _ => return Err(usage_error(format!("{place}: the environment variable {name} is not set"))),
+        }
+    }
+    let [a, b] = out;
+    if a.is_some() != b.is_some() {
+        return Err(usage_error("identities: give both a and b (each caller needs its own token), or neither"));
+    }
+    if a.is_some() && !config.server.headers.values().any(|h| h.contains("{bearer}")) {
+        return Err(usage_error(
+            "--identity-a/-b: no server.headers value holds {bearer}, so the tokens would be unused",
+        ));
+    }
+    if a.is_some() && a == b {
+        return Err(usage_error("identities: a and b hold the same token; the callers must differ"));
+    }
+    Ok((a, b))
+}
+
 fn describe_target(config: &Config) -> String {
     match (&config.server.url, &config.server.command) {
         (Some(url), _) => url.clone(),
@@ -158,7 +205,7 @@ fn gate_code(record: &Record, gate: Letter) -> u8 {
     let mut graded = 0;
     let mut below = Vec::new();
     for (id, p) in &record.packs {
-        if Pack::from_id(id).is_some_and(Pack::is_candidate) || p.status != PackStatus::Graded {
+        if p.status != PackStatus::Graded {
             continue;
         }
         graded += 1;

@@ -107,6 +107,38 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         packs.insert(pack.id().to_string(), result);
     }
 
+    let mut pack_notes = Vec::new();
+    for pack in Pack::ALL.into_iter().filter(|p| p.is_candidate()) {
+        let declared = config.declares(pack);
+        let result = if config.runs_pack(pack) {
+            if config.packs.is_none()
+                && let Some(note) = declared
+            {
+                pack_notes.push(format!("{note} (candidate pack)"));
+            }
+            if checks.iter().any(|c| c.pack == pack.id()) {
+                grade_pack(pack, &checks)
+            } else {
+                let reason = if facts.announced.is_none() {
+                    "the server could not be reached".to_string()
+                } else {
+                    candidate_not_run(pack, config)
+                };
+                PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
+            }
+        } else if declared.is_some() {
+            let note = format!(
+                "{} is declared in the config but not in the pack list you chose (packs: or --pack), so it was skipped",
+                pack.id()
+            );
+            pack_notes.push(note.clone());
+            PackResult { status: PackStatus::Na, grade: None, reason: Some(note) }
+        } else {
+            continue;
+        };
+        packs.insert(pack.id().to_string(), result);
+    }
+
     let (standard_diff, hash) = standard_profile(config);
     let standard = standard_diff.is_empty();
     let beyond_core = packs.iter().any(|(id, p)| {
@@ -160,6 +192,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         },
         options: Options {
             packs_requested: requested.iter().map(|p| p.id().to_string()).collect(),
+            pack_notes,
             timeout_probe_sec: config.timeout_probe_sec,
             active: false,
             sandbox: true,
@@ -212,6 +245,17 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
             grade: None,
             reason: Some(reason),
         },
+    }
+}
+
+/// Why a candidate pack that runs produced no check.
+fn candidate_not_run(pack: Pack, config: &Config) -> String {
+    match pack {
+        Pack::Scope if config.scope.tools.is_empty() => "scope.tools names no tool".to_string(),
+        _ if config.upstream.kind.is_none() => {
+            "no upstream stub ran (set upstream.kind: http or pass --upstream)".to_string()
+        }
+        _ => "no SQL tool found (by classification or sql_tools)".to_string(),
     }
 }
 

@@ -33,6 +33,55 @@ pub struct Config {
     pub sql_tools: Vec<SqlTool>,
     /// `upstream:`: the stub the server's backend is pointed at.
     pub upstream: crate::upstream::UpstreamConfig,
+    /// `scope:`: which identifiers the scoped tools may serve.
+    pub scope: ScopeConfig,
+    /// `identities:`: the callers' own tokens, for servers that refuse minted ones.
+    pub identities: Identities,
+    /// `probes:`: valid calls the author lists, made once in the core session.
+    pub probes: Vec<ValidCall>,
+}
+
+/// `scope:` as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeConfig {
+    pub tools: Vec<ScopedTool>,
+    /// Exact names, and prefixes (entries ending in `separator`).
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub separator: char,
+}
+
+impl Default for ScopeConfig {
+    fn default() -> Self {
+        ScopeConfig { tools: Vec::new(), allow: Vec::new(), deny: Vec::new(), separator: '.' }
+    }
+}
+
+/// One `scope.tools` entry: the tool and the parameter that carries the identifier.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScopedTool {
+    pub tool: String,
+    pub param: String,
+    /// The line of `tool`, for errors found once the server's tools are known.
+    pub line: usize,
+}
+
+/// `identities.a` / `identities.b`: each a `${VARIABLE}` read from sealmark's environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Identities {
+    pub a: Option<String>,
+    pub b: Option<String>,
+    /// The lines of `identities.a` and `identities.b`.
+    pub lines: (usize, usize),
+}
+
+/// A `probes:` entry without a check: one valid call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValidCall {
+    pub id: Option<String>,
+    pub tool: String,
+    pub args: serde_json::Map<String, Value>,
+    pub line: usize,
 }
 
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
@@ -60,6 +109,9 @@ impl Default for Config {
             net_control_url: None,
             sql_tools: Vec::new(),
             upstream: crate::upstream::UpstreamConfig::default(),
+            scope: ScopeConfig::default(),
+            identities: Identities::default(),
+            probes: Vec::new(),
         }
     }
 }
@@ -149,6 +201,43 @@ impl Config {
             .chain(s.url.iter())
             .chain(s.headers.values())
             .any(|t| t.contains(text))
+    }
+
+    /// Every string of the server's config with its dotted key.
+    pub fn server_texts(&self) -> Vec<(String, &str)> {
+        let s = &self.server;
+        let mut out: Vec<(String, &str)> = Vec::new();
+        out.extend(s.command.as_deref().map(|c| ("server.command".to_string(), c)));
+        out.extend(s.args.iter().enumerate().map(|(i, a)| (format!("server.args[{i}]"), a.as_str())));
+        out.extend(s.env.iter().map(|(k, v)| (format!("server.env.{k}"), v.as_str())));
+        out.extend(s.url.as_deref().map(|u| ("server.url".to_string(), u)));
+        out.extend(s.headers.iter().map(|(k, v)| (format!("server.headers.{k}"), v.as_str())));
+        out
+    }
+
+    /// Why this config adds a candidate pack by itself, when it does.
+    pub fn declares(&self, pack: Pack) -> Option<&'static str> {
+        match pack {
+            Pack::Scope if !self.scope.tools.is_empty() => {
+                Some("scope was declared in the config (scope.tools), so the pack is included")
+            }
+            Pack::SqlGuard if self.upstream.kind.is_some() => Some(
+                "sql-guard was declared in the config (upstream.kind, with a SQL tool to aim at), so the pack is included",
+            ),
+            Pack::Upstream if self.upstream.kind.is_some() => {
+                Some("upstream was declared in the config (upstream.kind), so the pack is included")
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a pack runs: the pack list the user chose (`packs:`, `--pack`) decides
+    /// alone; without one, the standard packs and the candidate packs the config declares.
+    pub fn runs_pack(&self, pack: Pack) -> bool {
+        match &self.packs {
+            Some(list) => list.contains(&pack),
+            None => Pack::STANDARD.contains(&pack) || self.declares(pack).is_some(),
+        }
     }
 
     /// Whether a check runs (`checks.<id>.enabled`, default true).
@@ -302,7 +391,19 @@ impl Validator<'_> {
         for (key, v) in self.mapping(
             "",
             doc,
-            &["server", "packs", "tools", "checks", "net", "sql_tools", "upstream", "timeout_probe_sec"],
+            &[
+                "server",
+                "packs",
+                "tools",
+                "checks",
+                "net",
+                "sql_tools",
+                "upstream",
+                "scope",
+                "identities",
+                "probes",
+                "timeout_probe_sec",
+            ],
         ) {
             match key.as_str() {
                 "server" => {
@@ -332,6 +433,9 @@ impl Validator<'_> {
                 }
                 "sql_tools" => config.sql_tools = self.sql_tools(v),
                 "upstream" => config.upstream = self.upstream(v),
+                "scope" => config.scope = self.scope(v),
+                "identities" => config.identities = self.identities(v),
+                "probes" => config.probes = self.probes(v),
                 "timeout_probe_sec" => match v.as_u64() {
                     Some(n) if (1..=600).contains(&n) => config.timeout_probe_sec = n,
                     _ => self.problem(
@@ -348,6 +452,21 @@ impl Validator<'_> {
             }
             if config.server.command.is_none() {
                 self.problem("upstream.kind", "the stub needs a server sealmark starts: set server.command");
+            }
+        }
+        if !config.scope.tools.is_empty() && config.scope.allow.is_empty() {
+            self.problem("scope.allow", "scope.tools names a tool, so scope.allow must say what it may serve");
+        }
+        if config.identities != Identities::default() && !config.server.headers.values().any(|h| h.contains("{bearer}"))
+        {
+            self.problem(
+                "identities",
+                "identities replace the {bearer} tokens, but no server.headers value holds {bearer}",
+            );
+        }
+        for (key, text) in config.server_texts() {
+            if text.contains("{bearer") && !key.starts_with("server.headers") {
+                self.problem(&key, "{bearer} is the caller's credential and belongs in server.headers only");
             }
         }
         if !has_server {
@@ -490,6 +609,104 @@ impl Validator<'_> {
         up
     }
 
+    fn scope(&mut self, v: &Yaml) -> ScopeConfig {
+        let mut scope = ScopeConfig::default();
+        for (key, val) in self.mapping("scope", v, &["tools", "allow", "deny", "separator"]) {
+            let path = join("scope", &key);
+            match key.as_str() {
+                "tools" => {
+                    let Yaml::Sequence(items) = val else {
+                        self.problem(
+                            &path,
+                            format!("expected a list of {{ tool, param }} entries, found {}", kind_of(val)),
+                        );
+                        continue;
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = format!("{path}[{i}]");
+                        let mut entry =
+                            ScopedTool { line: self.lines.line_of(&format!("{ipath}.tool")), ..Default::default() };
+                        for (k, x) in self.mapping(&ipath, item, &["tool", "param"]) {
+                            let text = self.string(&join(&ipath, &k), x).unwrap_or_default();
+                            if k == "tool" { entry.tool = text } else { entry.param = text }
+                        }
+                        if entry.tool.is_empty() || entry.param.is_empty() {
+                            self.problem(&ipath, "each entry needs tool and param");
+                        }
+                        scope.tools.push(entry);
+                    }
+                }
+                "allow" | "deny" => {
+                    let names = self.strings(&path, val);
+                    for (i, n) in names.iter().enumerate() {
+                        if n.trim().is_empty() {
+                            self.problem(&format!("{path}[{i}]"), "an empty name matches nothing");
+                        }
+                    }
+                    if key == "allow" { scope.allow = names } else { scope.deny = names }
+                }
+                _ => match self.string(&path, val) {
+                    Some(s) if s.chars().count() == 1 => scope.separator = s.chars().next().expect("one char"),
+                    Some(s) => self.problem(&path, format!("expected exactly one character, found \"{s}\"")),
+                    None => {}
+                },
+            }
+        }
+        scope
+    }
+
+    fn identities(&mut self, v: &Yaml) -> Identities {
+        let mut ids = Identities::default();
+        for (key, val) in self.mapping("identities", v, &["a", "b"]) {
+            let path = join("identities", &key);
+            let line = self.lines.line_of(&path);
+            let Some(text) = self.string(&path, val) else { continue };
+            if env_reference(&text).is_none() {
+                self.problem(
+                    &path,
+                    "write the token as ${VARIABLE} (read from sealmark's environment), so no token is kept in the file",
+                );
+                continue;
+            }
+            if key == "a" {
+                ids.a = Some(text);
+                ids.lines.0 = line;
+            } else {
+                ids.b = Some(text);
+                ids.lines.1 = line;
+            }
+        }
+        ids
+    }
+
+    fn probes(&mut self, v: &Yaml) -> Vec<ValidCall> {
+        let Yaml::Sequence(items) = v else {
+            self.problem("probes", format!("expected a list of {{ tool, args }} entries, found {}", kind_of(v)));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("probes[{i}]");
+            let mut call = ValidCall { line: self.lines.line_of(&path), ..Default::default() };
+            for (key, val) in self.mapping(&path, item, &["id", "tool", "args"]) {
+                let kpath = join(&path, &key);
+                match key.as_str() {
+                    "id" => call.id = self.string(&kpath, val),
+                    "tool" => call.tool = self.string(&kpath, val).unwrap_or_default(),
+                    _ => match serde_json::to_value(val) {
+                        Ok(Value::Object(m)) => call.args = m,
+                        _ => self.problem(&kpath, format!("expected a mapping of arguments, found {}", kind_of(val))),
+                    },
+                }
+            }
+            if call.tool.is_empty() {
+                self.problem(&path, "each probe needs a tool");
+            }
+            out.push(call);
+        }
+        out
+    }
+
     fn regex(&mut self, path: &str, v: &Yaml) -> Option<regex::Regex> {
         let s = self.string(path, v)?;
         match regex::Regex::new(&s) {
@@ -628,6 +845,15 @@ impl Validator<'_> {
         }
         out
     }
+}
+
+/// The variable name of a `${NAME}` reference, when the whole text is one.
+pub fn env_reference(text: &str) -> Option<&str> {
+    let name = text.strip_prefix("${")?.strip_suffix('}')?;
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some(name)
 }
 
 fn show(v: &Yaml) -> String {

@@ -93,6 +93,10 @@ pub struct ToolSurface {
 #[serde(rename_all = "camelCase")]
 pub struct Options {
     pub packs_requested: Vec<String>,
+    /// Candidate packs the config declared: added by themselves, or skipped because
+    /// the user chose a pack list without them; one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pack_notes: Vec<String>,
     pub timeout_probe_sec: u64,
     pub active: bool,
     pub sandbox: bool,

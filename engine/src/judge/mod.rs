@@ -4,11 +4,15 @@
 //! That split is what lets a verdict be re-derived from a record, and tested without
 //! a server.
 
+pub mod backend;
 pub mod core;
+pub mod credential;
 pub mod db;
 pub mod fs;
 pub mod net;
 pub mod refusal;
+pub mod scope;
+pub mod sql_guard;
 pub mod sqlite;
 pub mod text;
 

@@ -4,6 +4,7 @@
 //! viewer read these declarations and nothing else, so the documentation of a check
 //! cannot drift from the check.
 
+pub(crate) mod backend;
 pub(crate) mod core;
 pub(crate) mod db;
 pub(crate) mod fs;
@@ -146,6 +147,11 @@ pub static CHECKS: &[&CheckDef] = &[
     &fs::EFFECTS_READ_ONLY,
     &fs::EFFECTS_CLOSED_WORLD,
     &fs::EFFECTS_UNANNOTATED,
+    &backend::SCOPE_ESCAPE,
+    &backend::SQL_GUARD_STATEMENTS,
+    &backend::SQL_GUARD_REFERENCES,
+    &backend::SQL_GUARD_ROWCAP,
+    &backend::UPSTREAM_CREDENTIAL,
 ];
 
 /// The check with this id.

@@ -67,19 +67,19 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Scope,
         title: "Identifiers outside the declared scope (candidate pack)",
         applies: "when scope.tools names a tool",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::SqlGuard,
         title: "SQL that must not reach the backend (candidate pack)",
         applies: "when upstream.kind is set and a SQL tool exists",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Upstream,
         title: "The caller's credential at the backend (candidate pack)",
         applies: "when upstream.kind is set",
-        built: false,
+        built: true,
     },
     PackDoc {
         pack: Pack::Custom,

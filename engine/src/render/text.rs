@@ -125,6 +125,9 @@ fn classification(o: &mut String, r: &Record) {
         .collect();
     let _ =
         writeln!(o, "  packs applied: {}", if applied.is_empty() { "none".to_string() } else { applied.join(", ") });
+    for note in &r.options.pack_notes {
+        let _ = writeln!(o, "  {note}");
+    }
     o.push('\n');
 }
 

@@ -127,19 +127,35 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
 }
 
 /// A SQL tool to aim: its SQL argument and values for its other required arguments.
-struct Target {
-    tool: String,
-    param: String,
-    extra: Map<String, Value>,
+pub(super) struct Target {
+    pub tool: String,
+    pub param: String,
+    pub extra: Map<String, Value>,
 }
 
-/// The SQL tools of the server: `sql_tools` when the config gives it (each entry checked
-/// against what the server declares; a wrong one is a config error), else those the
-/// classification places as sql with no other required argument.
+/// The db pack's SQL tools, with their annotations for write-gate when classification
+/// found them.
 async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Result<Vec<Target>, RunError> {
     let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
     let tools: Vec<ToolInfo> =
         raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)).collect();
+    let targets = sql_targets(runner, &tools, "db")?;
+    for target in &targets {
+        obs.tools.push(target.tool.clone());
+        if runner.config.sql_tools.is_empty()
+            && let Some(t) = tools.iter().find(|t| t.name == target.tool)
+        {
+            obs.annotations.push((t.name.clone(), t.hint("readOnlyHint"), t.hint("destructiveHint")));
+        }
+    }
+    Ok(targets)
+}
+
+/// The SQL tools of the server: `sql_tools` when the config gives it (each entry checked
+/// against what the server declares; a wrong one is a config error), else those the
+/// classification places as sql with no other required argument. Tools left out are
+/// named as gaps of `pack`.
+pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &str) -> Result<Vec<Target>, RunError> {
     let mut targets = Vec::new();
     if !runner.config.sql_tools.is_empty() {
         let file = runner.config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
@@ -175,13 +191,12 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
                 .collect();
             if !missing.is_empty() {
                 runner.gaps.push(format!(
-                    "{}: sql_tools gives no value for required {}; not probed by the db pack",
+                    "{}: sql_tools gives no value for required {}; not probed by the {pack} pack",
                     t.name,
                     missing.join(", ")
                 ));
                 continue;
             }
-            obs.tools.push(t.name.clone());
             targets.push(Target {
                 tool: t.name.clone(),
                 param: entry.arg.clone(),
@@ -193,7 +208,7 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
         }
         return Ok(targets);
     }
-    for t in &tools {
+    for t in tools {
         let class = classify(t);
         if class.class != "sql" {
             continue;
@@ -201,12 +216,10 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
         let Some(param) = class.param else { continue };
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
-            obs.tools.push(t.name.clone());
-            obs.annotations.push((t.name.clone(), t.hint("readOnlyHint"), t.hint("destructiveHint")));
             targets.push(Target { tool: t.name.clone(), param, extra: Map::new() });
         } else {
             runner.gaps.push(format!(
-                "{}: looks like SQL but requires {} too; not probed by the db pack",
+                "{}: looks like SQL but requires {} too; not probed by the {pack} pack",
                 t.name,
                 others.join(", ")
             ));

@@ -4,6 +4,7 @@
 //! and the server's process group is stopped whatever happens (also when the run
 //! future is dropped, as on Ctrl-C).
 
+mod backend;
 mod core;
 pub mod db;
 mod dbpack;
@@ -12,6 +13,7 @@ mod listener;
 mod net;
 mod observer;
 pub mod postgres;
+mod probes;
 mod process;
 pub mod sandbox;
 pub mod seed;
@@ -42,6 +44,10 @@ pub struct RunOptions {
     pub keep_sandbox: bool,
     /// Where the seeded database comes from.
     pub db: db::DbOptions,
+    /// The callers' tokens from identities.a / identities.b (already read from the
+    /// environment); `None` mints one.
+    pub identity_a: Option<String>,
+    pub identity_b: Option<String>,
 }
 
 /// What a run produced.
@@ -79,6 +85,8 @@ pub struct Runner<'a> {
     gaps: Vec<String>,
     /// Calls that got no answer in time, over the whole run.
     timeouts: u32,
+    /// The two callers whose tokens `{bearer}` stands for.
+    callers: backend::Callers,
 }
 
 /// The tools of the valid calls in a pack's observations that were answered without error.
@@ -99,6 +107,42 @@ impl Runner<'_> {
     fn expand(&self, s: &str) -> String {
         let s = self.vars.iter().fold(s.to_string(), |acc, (k, v)| acc.replace(k, v));
         self.sandbox.expand(&s)
+    }
+
+    /// The server's headers for a session opened as `caller`: `{bearer}` is that caller's
+    /// token; an anonymous session drops every header that holds one.
+    fn headers_as(&self, caller: crate::judge::credential::Caller) -> Vec<(String, String)> {
+        use crate::judge::credential::Caller;
+        let own = match caller {
+            Caller::A => self.callers.a.as_str(),
+            Caller::B => self.callers.b.as_str(),
+            Caller::Anonymous => "",
+        };
+        self.config
+            .server
+            .headers
+            .iter()
+            .filter(|(_, v)| caller != Caller::Anonymous || !v.contains("{bearer"))
+            .map(|(k, v)| {
+                let v = v
+                    .replace("{bearer}", own)
+                    .replace("{bearer:a}", &self.callers.a)
+                    .replace("{bearer:b}", &self.callers.b);
+                (k.clone(), self.expand(&v))
+            })
+            .collect()
+    }
+
+    /// Whether sessions can be opened per caller: an HTTP server whose headers use `{bearer}`.
+    fn uses_bearer(&self) -> bool {
+        self.config.server.url.is_some() && self.config.server.headers.values().any(|v| v.contains("{bearer}"))
+    }
+
+    /// A new session to the running HTTP server, as `caller`; `None` for a stdio server.
+    fn session_as(&self, live: &Live, caller: crate::judge::credential::Caller) -> Option<Session> {
+        let url = self.config.server.url.as_ref()?;
+        let exited = live.process.as_ref().map(|p| p.exited.clone());
+        Some(Session::new(Session::http(&self.expand(url), self.headers_as(caller), exited), self.timeout))
     }
 
     async fn launch(&mut self) -> Result<Live, RunError> {
@@ -135,7 +179,7 @@ impl Runner<'_> {
                 if let Some(p) = &p {
                     wait_until_listening(&url, p, self.timeout).await;
                 }
-                let headers = server.headers.iter().map(|(k, v)| (k.clone(), self.expand(v))).collect();
+                let headers = self.headers_as(crate::judge::credential::Caller::A);
                 let exited = p.as_ref().map(|p| p.exited.clone());
                 (Session::http(&url, headers, exited), p)
             }
@@ -238,6 +282,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         log: ServerLog::default(),
         gaps: Vec::new(),
         timeouts: 0,
+        callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
     };
 
     let mut obs = CoreObservations {
@@ -253,10 +298,11 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     obs.handshake = handshake;
     let mut tools = Vec::new();
     let mut filtered_out = Vec::new();
-    let requested = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
     let mut fs_obs = FsObservations::default();
     let mut net_obs = crate::judge::net::NetObservations::default();
     let mut sqlite_obs = crate::judge::sqlite::SqliteObservations::default();
+    let mut backend_obs = crate::judge::backend::BackendObservations::default();
+    let mut probe_calls = Vec::new();
     if let Some(caps) = caps {
         core::list_metadata(&mut live.session, &caps, &mut obs).await;
         for raw in &obs.tools.tools {
@@ -269,19 +315,25 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             }
         }
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
+        probe_calls = probes::valid_calls(&mut runner, &mut live, &tools).await?;
         let classes: Vec<_> = tools.iter().map(classify).collect();
-        if requested.contains(&Pack::Fs) || requested.contains(&Pack::Effects) {
+        if config.runs_pack(Pack::Fs) || config.runs_pack(Pack::Effects) {
             fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
         }
-        if requested.contains(&Pack::Sqlite)
+        if config.runs_pack(Pack::Sqlite)
             && let Some(path) = &sandbox.sqlite
         {
             sqlite_obs = sqlite::collect(&mut runner, &mut live, &tools, &classes, &sandbox, path).await;
         }
-        if requested.contains(&Pack::Net)
+        if config.runs_pack(Pack::Net)
             && let Some(l) = &listener
         {
             net_obs = net::collect(&mut runner, &mut live, &tools, &classes, &sandbox, l).await;
+        }
+        if let Some(stub) = &stub
+            && [Pack::Scope, Pack::SqlGuard, Pack::Upstream].into_iter().any(|p| config.runs_pack(p))
+        {
+            backend_obs = backend::collect(&mut runner, &mut live, &tools, stub).await?;
         }
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
         && let Some(g) = &live.session.garbage.1
@@ -291,10 +343,20 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             live.session.garbage.0
         ));
     }
+    if obs.handshake.result().is_none() {
+        // The main session is caller a's: a server that refused it refused the token.
+        backend_obs.credential.bearer = runner.uses_bearer();
+        backend_obs.credential.identities = runner.callers.identities;
+        backend_obs.credential.main_refused = Some(match &obs.handshake {
+            judge::HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
+            judge::HandshakeObs::NoAnswer { reason } => reason.clone(),
+            judge::HandshakeObs::Answered { .. } => String::new(),
+        });
+    }
     obs.captured = std::mem::take(&mut live.session.captured);
     runner.retire(&mut live).await;
     let mut db_obs = crate::judge::db::DbObservations::default();
-    if requested.contains(&Pack::Db)
+    if config.runs_pack(Pack::Db)
         && let Some(Ok(d)) = database.as_mut()
     {
         db_obs = dbpack::collect(&mut runner, &mut d.seed).await?;
@@ -302,6 +364,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             db_reason = None;
         }
     }
+    let caller_redactions = runner.callers.redactions();
     let leftovers = std::mem::take(&mut runner.leftovers);
     let server_log = std::mem::take(&mut runner.log);
     let mut gaps = std::mem::take(&mut runner.gaps);
@@ -337,7 +400,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&fsd::EFFECTS_CLOSED_WORLD, fsj::effects_closed_world(&fs_obs)),
             (&fsd::EFFECTS_UNANNOTATED, fsj::effects_unannotated(&fs_obs)),
         ]);
-        if requested.contains(&Pack::Effects) {
+        if config.runs_pack(Pack::Effects) {
             gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
         }
     }
@@ -390,17 +453,43 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&sd::SQLITE_TIMEOUT, sj::timeout(&sqlite_obs)),
         ]);
     }
-    findings.retain(|(def, _)| requested.contains(&def.pack));
+    if stub.is_some() {
+        use crate::judge::{credential as cj, scope as scj, sql_guard as sgj};
+        use crate::registry::backend as bd;
+        if !backend_obs.scope.is_empty() {
+            findings.push((&bd::SCOPE_ESCAPE, scj::escape(&backend_obs.scope)));
+        }
+        if !backend_obs.statements.is_empty() {
+            let references = match &backend_obs.references_na {
+                Some(why) => crate::judge::Finding::new(crate::model::Verdict::Na, why.clone(), Vec::new()),
+                None => sgj::references(&backend_obs.references),
+            };
+            findings.extend([
+                (&bd::SQL_GUARD_STATEMENTS, sgj::statements(&backend_obs.statements)),
+                (&bd::SQL_GUARD_REFERENCES, references),
+                (&bd::SQL_GUARD_ROWCAP, sgj::rowcap(&backend_obs.rowcap, backend_obs.row_cap)),
+            ]);
+        }
+        if config.runs_pack(Pack::Upstream) {
+            findings.push((&bd::UPSTREAM_CREDENTIAL, cj::credential(&backend_obs.credential)));
+        }
+    }
+    findings.retain(|(def, _)| config.runs_pack(def.pack));
 
-    let valid_calls = answered_valid_calls(&fs_obs, &net_obs);
+    let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
+    valid_calls.extend(probe_calls);
+    valid_calls.extend(
+        backend_obs.scope.iter().chain(&backend_obs.statements).filter(|r| r.control_held()).map(|r| r.tool.clone()),
+    );
     let mut redactions = sandbox.redactions();
+    redactions.extend(caller_redactions);
     if let Some(Ok(d)) = &database {
         for r in &d.seed.roles {
             redactions.push((r.password.clone(), "<password>".to_string()));
         }
         redactions.push((format!(":{}/", d.seed.port), ":{db_port}/".to_string()));
-        redactions.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
     }
+    redactions.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
     let kept_at = if options.keep_sandbox { sandbox.keep() } else { None };
     let kept = kept_at.is_some();
     let cleaned_up = if kept { false } else { sandbox.clean_up() };

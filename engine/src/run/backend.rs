@@ -1,0 +1,476 @@
+//! Collects what the scope, sql-guard and upstream packs judge: calls aimed through the
+//! server at the upstream stub, each tied to the requests the stub recorded.
+//!
+//! A probe's token (or, for a name that cannot carry one, its last part during its
+//! call) is looked for in every request recorded from the moment the call was sent,
+//! percent-decoded and in any case. Nothing the server answers decides a verdict.
+
+use super::core::{MAX_TIMEOUTS, call_answer, open};
+use super::dbpack::sql_targets;
+use super::sandbox::random_hex;
+use super::session::Reply;
+use super::upstream::Stub;
+use super::{Live, RunError, Runner};
+use crate::config::ScopedTool;
+use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
+use crate::judge::core::{Answer, HandshakeObs};
+use crate::judge::credential::{CALLER_PROBES, Caller, CallerCall, Carried, CredentialObservations};
+use crate::judge::scope::{allowed_name, names};
+use crate::judge::sql_guard::{CONTROL, REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES, fill, reference_sql};
+use crate::model::Pack;
+use crate::tools::ToolInfo;
+use crate::upstream::Recorded;
+use serde_json::{Map, Value, json};
+
+/// At most this much of a forwarded body is kept as evidence (and read for a row cap).
+const BODY_KEEP: usize = 4096;
+
+/// What marks a request as this probe's arrival at the stub.
+enum Mark {
+    /// The probe's token, anywhere in a request recorded since the call was sent.
+    Token(String),
+    /// A name's last part, in a request recorded during the call.
+    Named(String),
+    /// Any request recorded during the call (the control of an exact allowed name).
+    Any,
+}
+
+/// One call to aim: the real arguments, the arguments reports show, and its mark.
+struct Shot {
+    probe: String,
+    tool: String,
+    args: Map<String, Value>,
+    shown: Value,
+    mark: Mark,
+}
+
+struct Aimer<'r, 'a, 's> {
+    runner: &'r mut Runner<'a>,
+    live: &'r mut Live,
+    stub: &'s Stub,
+}
+
+impl Aimer<'_, '_, '_> {
+    /// Sends one call in the main session and reads what reached the stub.
+    async fn fire(&mut self, shot: Shot) -> Forward {
+        let mut forward = Forward {
+            probe: shot.probe,
+            tool: shot.tool,
+            args: shot.shown,
+            answer: Answer::Silence,
+            reached: Vec::new(),
+        };
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            forward.answer = Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") };
+            return forward;
+        }
+        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
+            forward.answer = Answer::NotSent {
+                reason: format!("the server went away: {}", self.live.gone.clone().unwrap_or_default()),
+            };
+            return forward;
+        }
+        let before = self.stub.count();
+        let what = format!("{} on {}", forward.probe, forward.tool);
+        let reply =
+            self.live.session.request("tools/call", json!({"name": forward.tool, "arguments": shot.args}), &what).await;
+        forward.answer = call_answer(reply, self.runner, self.live, true);
+        // A request the server makes as it answers still belongs to this call.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        forward.reached = reached(&self.stub.requests(), before, &shot.mark);
+        forward
+    }
+}
+
+/// The requests recorded from `before` on that carry `mark`, as evidence shows them.
+fn reached(log: &[Recorded], before: usize, mark: &Mark) -> Vec<Reached> {
+    let token = match mark {
+        Mark::Token(t) => t.as_str(),
+        _ => "",
+    };
+    log.iter()
+        .skip(before)
+        .filter(|r| match mark {
+            Mark::Token(t) | Mark::Named(t) => searchable(r).contains(&t.to_ascii_lowercase()),
+            Mark::Any => true,
+        })
+        .map(|r| {
+            let query = if r.query.is_empty() { String::new() } else { format!("?{}", r.query) };
+            let body = crate::judge::text::clip(&r.body, BODY_KEEP);
+            Reached {
+                target: hide_token(&format!("{} {}{query}", r.method, r.path), token),
+                body: hide_token(&body, token),
+            }
+        })
+        .collect()
+}
+
+/// A request as one lower-case, percent-decoded text: target, header values, body.
+fn searchable(r: &Recorded) -> String {
+    let headers: Vec<&str> = r.headers.iter().map(|(_, v)| v.as_str()).collect();
+    let raw = format!("{} {}?{} {} {}", r.method, r.path, r.query, headers.join(" "), r.body);
+    percent_decode(&raw).to_ascii_lowercase()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A fresh token: lower-case hex, so any spelling of it can be found.
+fn mint() -> String {
+    random_hex(6)
+}
+
+/// Runs the probes of every candidate pack that runs, in the main session (caller a),
+/// then the caller sessions of the upstream pack.
+pub async fn collect(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    tools: &[ToolInfo],
+    stub: &Stub,
+) -> Result<BackendObservations, RunError> {
+    let config = runner.config;
+    let mut obs =
+        BackendObservations { row_cap: config.setting_u64("sql-guard-rowcap", "row_cap"), ..Default::default() };
+    let scoped = if config.runs_pack(Pack::Scope) { scoped_tools(runner, tools)? } else { Vec::new() };
+    let sql = if config.runs_pack(Pack::SqlGuard) { sql_targets(runner, tools, "sql-guard")? } else { Vec::new() };
+    let scope = &config.scope;
+    let mut aimer = Aimer { runner, live, stub };
+    let allowed = allowed_name(scope);
+    for (tool, param) in &scoped {
+        let exact = scope.allow.iter().any(|e| e == &allowed);
+        let control = aimer
+            .fire(Shot {
+                probe: "control".into(),
+                tool: tool.clone(),
+                args: one_arg(param, &allowed),
+                shown: Value::Object(one_arg(param, &allowed)),
+                mark: if exact { Mark::Any } else { Mark::Named(allowed.to_ascii_lowercase()) },
+            })
+            .await;
+        let mut run = ToolRun { tool: tool.clone(), control, probes: Vec::new() };
+        if run.control_held() {
+            for n in names(scope, mint) {
+                let needle = n.needle(scope.separator);
+                let shown = n.token.as_deref().map_or(n.name.clone(), |t| hide_token(&n.name, t));
+                let mark = if n.token.is_some() { Mark::Token(needle) } else { Mark::Named(needle) };
+                let shot = Shot {
+                    probe: n.probe.to_string(),
+                    tool: tool.clone(),
+                    args: one_arg(param, &n.name),
+                    shown: Value::Object(one_arg(param, &shown)),
+                    mark,
+                };
+                run.probes.push(aimer.fire(shot).await);
+            }
+        }
+        obs.scope.push(run);
+    }
+    if scope.allow.is_empty() {
+        obs.references_na = Some("n/a until scope.allow is set: the references need an in-scope name".to_string());
+    }
+    for target in &sql {
+        let statement = |probe: &str, template: &str| {
+            let token = mint();
+            let mut args = target.extra.clone();
+            args.insert(target.param.clone(), Value::String(fill(template, scope, &token)));
+            let mut shown = target.extra.clone();
+            shown.insert(target.param.clone(), Value::String(fill(template, scope, "{token}")));
+            Shot {
+                probe: probe.to_string(),
+                tool: target.tool.clone(),
+                args,
+                shown: Value::Object(shown),
+                mark: Mark::Token(token),
+            }
+        };
+        let control = aimer.fire(statement("control", CONTROL)).await;
+        let mut runs = [
+            ToolRun { tool: target.tool.clone(), control: control.clone(), probes: Vec::new() },
+            ToolRun { tool: target.tool.clone(), control: control.clone(), probes: Vec::new() },
+            ToolRun { tool: target.tool.clone(), control, probes: Vec::new() },
+        ];
+        if runs[0].control_held() {
+            for p in &STATEMENT_PROBES {
+                runs[0].probes.push(aimer.fire(statement(p.name, p.sends)).await);
+            }
+            if obs.references_na.is_none() {
+                for p in &REFERENCE_PROBES {
+                    runs[1].probes.push(aimer.fire(statement(p.name, reference_sql(p))).await);
+                }
+            }
+            for p in &ROWCAP_PROBES {
+                runs[2].probes.push(aimer.fire(statement(p.name, p.sends)).await);
+            }
+        }
+        let [statements, references, rowcap] = runs;
+        obs.statements.push(statements);
+        obs.references.push(references);
+        obs.rowcap.push(rowcap);
+    }
+    if config.runs_pack(Pack::Upstream) {
+        let mut candidates: Vec<(String, Map<String, Value>)> = config
+            .probes
+            .iter()
+            .map(|p| {
+                let args = p
+                    .args
+                    .iter()
+                    .map(|(k, v)| (k.clone(), super::probes::expand(aimer.runner, v)))
+                    .collect::<Map<String, Value>>();
+                (p.tool.clone(), args)
+            })
+            .collect();
+        candidates.extend(scoped.iter().map(|(tool, param)| (tool.clone(), one_arg(param, &allowed))));
+        candidates.extend(sql.iter().map(|t| {
+            let mut args = t.extra.clone();
+            args.insert(t.param.clone(), Value::String(fill(CONTROL, scope, &mint())));
+            (t.tool.clone(), args)
+        }));
+        obs.credential = credential(aimer.runner, aimer.live, aimer.stub, &candidates).await;
+    }
+    Ok(obs)
+}
+
+fn one_arg(param: &str, value: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(param.to_string(), Value::String(value.to_string()));
+    m
+}
+
+/// `scope.tools` checked against what the server declares: a tool or parameter that does
+/// not exist is a config error (exit 2); a tool with other required arguments is a gap.
+fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(String, String)>, RunError> {
+    let config = runner.config;
+    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    for (i, ScopedTool { tool, param, line }) in config.scope.tools.iter().enumerate() {
+        let Some(t) = tools.iter().find(|t| &t.name == tool) else {
+            let hint = crate::registry::did_you_mean(tool, tools.iter().map(|t| t.name.as_str()))
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            problems
+                .push(format!("{file}:{line}: scope.tools[{i}].tool: the server declares no tool \"{tool}\"{hint}"));
+            continue;
+        };
+        if !t.params.iter().any(|(n, _)| n == param) {
+            let names: Vec<&str> = t.params.iter().map(|(n, _)| n.as_str()).collect();
+            let hint = crate::registry::did_you_mean(param, names.iter().copied())
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            problems.push(format!(
+                "{file}:{line}: scope.tools[{i}].param: {tool} has no parameter \"{param}\"{hint} (its parameters: {})",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ));
+            continue;
+        }
+        let others: Vec<&str> = t.required.iter().filter(|r| *r != param).map(String::as_str).collect();
+        if others.is_empty() {
+            out.push((tool.clone(), param.clone()));
+        } else {
+            runner
+                .gaps
+                .push(format!("{tool}: requires {} besides {param}; not probed by the scope pack", others.join(", ")));
+        }
+    }
+    if problems.is_empty() { Ok(out) } else { Err(RunError::Setup(problems.join("\n"))) }
+}
+
+/// The upstream pack: find a call that reaches the stub as caller a, then make it as b,
+/// as a again and anonymously, each in its own session.
+async fn credential(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    stub: &Stub,
+    candidates: &[(String, Map<String, Value>)],
+) -> CredentialObservations {
+    let mut obs = CredentialObservations {
+        bearer: runner.uses_bearer(),
+        identities: runner.callers.identities,
+        ..Default::default()
+    };
+    if !obs.bearer {
+        return obs;
+    }
+    if candidates.is_empty() {
+        obs.no_call = Some(
+            "no call to make: list one under probes:, or declare scope.tools or a SQL tool, so a call can reach the upstream"
+                .to_string(),
+        );
+        return obs;
+    }
+    let mut tried = Vec::new();
+    let mut chosen = None;
+    for (tool, args) in candidates.iter().take(3) {
+        let call = call_as(runner, live, stub, Caller::A, CALLER_PROBES[0].name, tool, args).await;
+        if call.session_refused.is_some() {
+            obs.calls.push(call);
+            return obs;
+        }
+        if !call.requests.is_empty() {
+            obs.calls.push(call);
+            chosen = Some((tool, args));
+            break;
+        }
+        tried.push(format!("{tool} ({})", call.answer.brief()));
+    }
+    let Some((tool, args)) = chosen else {
+        obs.no_call = Some(format!("no call reached the upstream stub as caller a; tried {}", tried.join("; ")));
+        return obs;
+    };
+    for (caller, probe) in
+        [(Caller::B, &CALLER_PROBES[1]), (Caller::A, &CALLER_PROBES[2]), (Caller::Anonymous, &CALLER_PROBES[3])]
+    {
+        obs.calls.push(call_as(runner, live, stub, caller, probe.name, tool, args).await);
+    }
+    obs
+}
+
+/// One call in a fresh session opened as `caller`, with what the stub saw during it.
+async fn call_as(
+    runner: &mut Runner<'_>,
+    live: &Live,
+    stub: &Stub,
+    caller: Caller,
+    probe: &str,
+    tool: &str,
+    args: &Map<String, Value>,
+) -> CallerCall {
+    let mut call = CallerCall {
+        probe: probe.to_string(),
+        caller,
+        tool: tool.to_string(),
+        args: Value::Object(args.clone()),
+        session_refused: None,
+        answer: Answer::Silence,
+        requests: Vec::new(),
+    };
+    if runner.timeouts >= MAX_TIMEOUTS {
+        call.answer = Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") };
+        return call;
+    }
+    let Some(mut session) = runner.session_as(live, caller) else {
+        call.session_refused = Some("the server is not reached over HTTP".to_string());
+        return call;
+    };
+    let (handshake, caps) = open(&mut session).await;
+    if caps.is_none() {
+        call.session_refused = Some(match handshake {
+            HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
+            HandshakeObs::NoAnswer { reason } => reason,
+            HandshakeObs::Answered { .. } => "no capabilities".to_string(),
+        });
+        return call;
+    }
+    let before = stub.count();
+    let reply =
+        session.request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}")).await;
+    if reply == Reply::Timeout {
+        runner.timeouts += 1;
+    }
+    call.answer = answer(reply);
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let (a, b) = (runner.callers.a.as_str(), runner.callers.b.as_str());
+    call.requests = stub
+        .requests()
+        .iter()
+        .skip(before)
+        .map(|r| {
+            let text = format!("{}?{} {:?} {}", r.path, r.query, r.headers, r.body);
+            Carried {
+                target: format!("{} {}", r.method, r.path),
+                token_a: text.contains(a),
+                token_b: text.contains(b),
+                credential_headers: r
+                    .headers
+                    .iter()
+                    .filter(|(name, _)| is_credential_header(name))
+                    .map(|(name, _)| name.clone())
+                    .collect(),
+            }
+        })
+        .collect();
+    call
+}
+
+fn answer(reply: Reply) -> Answer {
+    match reply {
+        Reply::Result(r) => {
+            let (text, is_error) = super::core::call_text(&r);
+            if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
+        }
+        Reply::Error { code, message } => Answer::RpcError { code, message },
+        Reply::Timeout => Answer::Timeout,
+        Reply::Silence => Answer::Silence,
+        Reply::Gone(why) => Answer::Died { reason: why },
+    }
+}
+
+/// Whether a header (lower-case name) carries a credential.
+fn is_credential_header(name: &str) -> bool {
+    matches!(name, "authorization" | "proxy-authorization" | "cookie")
+        || ["token", "auth", "api-key", "apikey", "api_key", "secret", "password"].iter().any(|w| name.contains(w))
+}
+
+/// A run's two callers.
+#[derive(Debug, Clone)]
+pub struct Callers {
+    pub a: String,
+    pub b: String,
+    /// The tokens came from identities.a / identities.b, not minted.
+    pub identities: bool,
+}
+
+impl Callers {
+    /// Two fresh tokens, or the identities given.
+    pub fn new(identity_a: Option<String>, identity_b: Option<String>) -> Callers {
+        let identities = identity_a.is_some() || identity_b.is_some();
+        Callers {
+            a: identity_a.unwrap_or_else(|| format!("sm_a_{}", random_hex(16))),
+            b: identity_b.unwrap_or_else(|| format!("sm_b_{}", random_hex(16))),
+            identities,
+        }
+    }
+
+    /// What reports show instead of the tokens.
+    pub fn redactions(&self) -> Vec<(String, String)> {
+        vec![(self.a.clone(), "{bearer:a}".to_string()), (self.b.clone(), "{bearer:b}".to_string())]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(path: &str, body: &str) -> Recorded {
+        Recorded { method: "POST".into(), path: path.into(), query: String::new(), headers: vec![], body: body.into() }
+    }
+
+    #[test]
+    fn tokens_are_found_decoded_in_any_case_and_hidden_in_evidence() {
+        let log = vec![req("/other", ""), req("/tables/sales%2Esm_AB12", ""), req("/sql", "SELECT 1 FROM SM_AB12")];
+        let got = reached(&log, 1, &Mark::Token("ab12".into()));
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].target, "POST /tables/sales%2Esm_{token}");
+        assert_eq!(got[1].body, "SELECT 1 FROM SM_{token}");
+        assert_eq!(reached(&log, 0, &Mark::Any).len(), 3);
+        assert_eq!(percent_decode("a%2Eb%zz%4"), "a.b%zz%4");
+    }
+}
