@@ -339,7 +339,7 @@ mod tests {
         if p != port.to_string() {
             return false;
         }
-        let host = crate::judge::refusal::percent_decode(host);
+        let host = crate::judge::text::percent_decode(host);
         let host = host.trim_end_matches('.');
         if host == "localhost" {
             return true;

@@ -5,6 +5,7 @@
 //! target. A reply that reports a failed fetch, or names the mechanism that failed (a
 //! proxy, a socket, DNS, a timeout), proves nothing about a guard.
 
+use super::text::percent_decode;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -156,26 +157,6 @@ pub fn strip_urls(text: &str, urls: &[String]) -> String {
         }
     }
     out
-}
-
-/// `%xx` sequences decoded; anything else kept as it is.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16)
-        {
-            out.push(b);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

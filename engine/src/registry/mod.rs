@@ -55,8 +55,8 @@ pub struct ProbeDoc {
     pub sends: &'static str,
 }
 
-/// A setting a check reads: `checks.<id>.<key>` in sealmark.yaml, or, when the key
-/// holds a dot, that config key itself (`net.control_url`), shared by a pack.
+/// A setting a check reads: `checks.<id>.<key>` in sealmark.yaml, or a key of the
+/// config itself (`net.control_url`, `sql_tools`), shared by a pack (see `is_global`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Setting {
@@ -69,6 +69,13 @@ pub struct Setting {
     /// A numeric limit a verdict is measured against.
     pub threshold: bool,
     pub meaning: &'static str,
+}
+
+impl Setting {
+    /// A key of the config itself (`scope.allow`, `sql_tools`), not one under `checks.<id>`.
+    pub fn is_global(&self) -> bool {
+        self.key.contains('.') || self.key == "sql_tools"
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -176,7 +183,7 @@ impl CheckDef {
 
     /// The settings written under `checks.<id>`.
     pub fn own_settings(&self) -> impl Iterator<Item = &'static Setting> {
-        self.settings.iter().filter(|s| !s.key.contains('.'))
+        self.settings.iter().filter(|s| !s.is_global())
     }
 
     /// Whether a setting is part of the standard profile: locked, and not a candidate's

@@ -34,7 +34,7 @@ pub fn config_keys(c: &CheckDef) -> Vec<String> {
 
 /// The full config key of a setting.
 pub fn setting_key(c: &CheckDef, s: &crate::registry::Setting) -> String {
-    if s.key.contains('.') { s.key.to_string() } else { format!("checks.{}.{}", c.id, s.key) }
+    if s.is_global() { s.key.to_string() } else { format!("checks.{}.{}", c.id, s.key) }
 }
 
 /// How points are awarded, in words, for a check's weight.

@@ -77,19 +77,18 @@ impl Aimer<'_, '_, '_> {
         forward.answer = call_answer(reply, self.runner, self.live, true);
         // A request the server makes as it answers still belongs to this call.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        forward.reached = reached(&self.stub.requests(), before, &shot.mark);
+        forward.reached = reached(&self.stub.since(before), &shot.mark);
         forward
     }
 }
 
-/// The requests recorded from `before` on that carry `mark`, as evidence shows them.
-fn reached(log: &[Recorded], before: usize, mark: &Mark) -> Vec<Reached> {
+/// The requests of `log` that carry `mark`, as evidence shows them.
+fn reached(log: &[Recorded], mark: &Mark) -> Vec<Reached> {
     let token = match mark {
         Mark::Token(t) => t.as_str(),
         _ => "",
     };
     log.iter()
-        .skip(before)
         .filter(|r| match mark {
             Mark::Token(t) | Mark::Named(t) => searchable(r).contains(&t.to_ascii_lowercase()),
             Mark::Any => true,
@@ -109,27 +108,7 @@ fn reached(log: &[Recorded], before: usize, mark: &Mark) -> Vec<Reached> {
 fn searchable(r: &Recorded) -> String {
     let headers: Vec<&str> = r.headers.iter().map(|(_, v)| v.as_str()).collect();
     let raw = format!("{} {}?{} {} {}", r.method, r.path, r.query, headers.join(" "), r.body);
-    percent_decode(&raw).to_ascii_lowercase()
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::judge::text::percent_decode(&raw).to_ascii_lowercase()
 }
 
 /// A fresh token: lower-case hex, so any spelling of it can be found.
@@ -389,9 +368,8 @@ async fn call_as(
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let (a, b) = (runner.callers.a.as_str(), runner.callers.b.as_str());
     call.requests = stub
-        .requests()
+        .since(before)
         .iter()
-        .skip(before)
         .map(|r| {
             let text = format!("{}?{} {:?} {}", r.path, r.query, r.headers, r.body);
             Carried {
@@ -466,11 +444,11 @@ mod tests {
     #[test]
     fn tokens_are_found_decoded_in_any_case_and_hidden_in_evidence() {
         let log = vec![req("/other", ""), req("/tables/sales%2Esm_AB12", ""), req("/sql", "SELECT 1 FROM SM_AB12")];
-        let got = reached(&log, 1, &Mark::Token("ab12".into()));
+        let got = reached(&log[1..], &Mark::Token("ab12".into()));
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].target, "POST /tables/sales%2Esm_{token}");
         assert_eq!(got[1].body, "SELECT 1 FROM SM_{token}");
-        assert_eq!(reached(&log, 0, &Mark::Any).len(), 3);
-        assert_eq!(percent_decode("a%2Eb%zz%4"), "a.b%zz%4");
+        assert_eq!(reached(&log, &Mark::Any).len(), 3);
+        assert_eq!(crate::judge::text::percent_decode("a%2Eb%zz%4%+1"), "a.b%zz%4%+1");
     }
 }

@@ -11,18 +11,27 @@ use std::sync::{Arc, Mutex};
 
 /// At most this much of a request body is kept.
 const MAX_BODY: usize = 8 * 1024 * 1024;
+/// At most this much of all bodies together is kept; later bodies are kept empty.
+const MAX_BODIES: usize = 64 * 1024 * 1024;
 /// At most this many requests are kept.
 const MAX_RECORDED: usize = 10_000;
 
 #[derive(Clone)]
 struct Shared {
     config: Arc<UpstreamConfig>,
-    log: Arc<Mutex<Vec<Recorded>>>,
+    log: Arc<Mutex<Log>>,
+}
+
+/// What the stub recorded, bounded in count and bytes.
+#[derive(Default)]
+struct Log {
+    requests: Vec<Recorded>,
+    body_bytes: usize,
 }
 
 pub struct Stub {
     pub port: u16,
-    log: Arc<Mutex<Vec<Recorded>>>,
+    log: Arc<Mutex<Log>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -30,7 +39,7 @@ impl Stub {
     pub async fn start(config: UpstreamConfig) -> std::io::Result<Stub> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Log::default()));
         let shared = Shared { config: Arc::new(config), log: log.clone() };
         let app = axum::Router::new().fallback(answer).with_state(shared);
         let task = tokio::spawn(async move {
@@ -46,12 +55,17 @@ impl Stub {
 
     /// How many requests were recorded.
     pub fn count(&self) -> usize {
-        self.log.lock().expect("stub log").len()
+        self.log.lock().expect("stub log").requests.len()
     }
 
     /// Everything recorded so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.log.lock().expect("stub log").clone()
+        self.since(0)
+    }
+
+    /// What was recorded from the `from`th request on.
+    pub fn since(&self, from: usize) -> Vec<Recorded> {
+        self.log.lock().expect("stub log").requests.iter().skip(from).cloned().collect()
     }
 }
 
@@ -62,7 +76,7 @@ impl Drop for Stub {
 }
 
 async fn answer(State(shared): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let recorded = Recorded {
+    let mut recorded = Recorded {
         method: method.to_string(),
         path: uri.path().to_string(),
         query: uri.query().unwrap_or_default().to_string(),
@@ -75,8 +89,12 @@ async fn answer(State(shared): State<Shared>, method: Method, uri: Uri, headers:
     let reply = shared.config.reply_for(&recorded).clone();
     {
         let mut log = shared.log.lock().expect("stub log");
-        if log.len() < MAX_RECORDED {
-            log.push(recorded);
+        if log.body_bytes + recorded.body.len() > MAX_BODIES {
+            recorded.body.clear();
+        }
+        if log.requests.len() < MAX_RECORDED {
+            log.body_bytes += recorded.body.len();
+            log.requests.push(recorded);
         }
     }
     let (bytes, content_type) = reply.render();
