@@ -284,3 +284,20 @@ fn explain_sql_guard_references_prints_the_check_page() {
     let probes = text.lines().filter(|l| l.contains("must not reach the upstream)")).count();
     assert_eq!(probes, 12, "{text}");
 }
+
+/// The control comes first: an allowed name the server refuses (here a misspelt
+/// scope.allow) makes the checks inconclusive with a hint, never a pass.
+#[test]
+fn a_failed_control_is_inconclusive_with_a_spelling_hint() {
+    let scratch = Scratch::new();
+    let cfg = config(&scratch, "safe", "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("[\"sales.public.\"]", "[\"sales.pubilc.\"]");
+    std::fs::write(&cfg, text).unwrap();
+    let (rec, _) = json_run(&scratch, &cfg, &[]);
+    assert_eq!(verdict(&rec, "scope-escape"), Inconclusive);
+    let summary = check_of(&rec, "scope-escape")["summary"].as_str().unwrap();
+    assert!(summary.contains("\"sales.pubilc.sm_control\" did not reach the upstream"), "{summary}");
+    assert!(summary.contains("check the spelling of scope.allow"), "{summary}");
+    assert_eq!(verdict(&rec, "sql-guard-references"), Inconclusive);
+    assert_eq!(rec["packs"]["scope"]["status"], "inconclusive");
+}
