@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// Start the upstream stub (as upstream.kind: http); the server must use {upstream}.
     #[arg(long)]
     pub upstream: bool,
+    /// Run the probes marked active: true, which make the server run commands (the
+    /// harness programs sm-echo, sm-canary, sm-sleep, sm-spew) or have side effects.
+    #[arg(long)]
+    pub active: bool,
     /// Caller a's token for a server that accepts only its own, as '${VARIABLE}' (read
     /// from the environment; quote it so the shell does not expand it). Overrides identities.a.
     #[arg(long, value_name = "'${VAR}'")]

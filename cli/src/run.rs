@@ -62,6 +62,7 @@ pub fn run(args: RunArgs) -> u8 {
         db: sealmark_engine::run::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
         identity_a,
         identity_b,
+        active: args.active,
     };
     eprintln!("sealmark: running {}", describe_target(&config));
     let outcome = runtime.block_on(async {

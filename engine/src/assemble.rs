@@ -40,6 +40,10 @@ pub struct RunFacts {
     /// Why the db pack was not graded, when the runtime knows better than "not built".
     pub db_reason: Option<String>,
     pub upstream: Option<UpstreamRecord>,
+    pub probe_calls: Vec<ProbeCall>,
+    /// The custom checks (from `probes:` with a check), with their probes' verdicts.
+    pub custom: Vec<(crate::probes::CheckMeta, Finding)>,
+    pub custom_probes: Vec<CustomProbe>,
 }
 
 /// The weight a check counts with in this run: `checks.<id>.severity` when set, else
@@ -58,6 +62,20 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
     let classification: Vec<Classification> = facts.tools.iter().map(classify).collect();
 
     let mut checks = Vec::new();
+    for (meta, finding) in &facts.custom {
+        checks.push(CheckResult {
+            id: meta.id.clone(),
+            pack: Pack::Custom.id().to_string(),
+            label: meta.label.clone(),
+            critical: meta.critical,
+            advisory: false,
+            candidate: false,
+            scope: meta.scope.clone(),
+            verdict: finding.verdict,
+            summary: finding.summary.clone(),
+            evidence: finding.evidence.clone(),
+        });
+    }
     for (def, finding) in findings {
         let weight = effective_weight(def, config);
         let (verdict, summary, evidence) = if config.enabled(def.id) {
@@ -108,7 +126,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
     }
 
     let mut pack_notes = Vec::new();
-    for pack in Pack::ALL.into_iter().filter(|p| p.is_candidate()) {
+    for pack in Pack::ALL.into_iter().filter(|p| !Pack::STANDARD.contains(p)) {
         let declared = config.declares(pack);
         let result = if config.runs_pack(pack) {
             if config.packs.is_none()
@@ -219,6 +237,8 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         not_covered,
         server_log: facts.server_log,
         upstream: facts.upstream,
+        probes: facts.probe_calls,
+        custom: (!facts.custom_probes.is_empty()).then_some(CustomRecord { probes: facts.custom_probes }),
     }
 }
 
@@ -251,6 +271,7 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
 /// Why a candidate pack that runs produced no check.
 fn candidate_not_run(pack: Pack, config: &Config) -> String {
     match pack {
+        Pack::Custom => "no probe in sealmark.yaml has a check".to_string(),
         Pack::Scope if config.scope.tools.is_empty() => "scope.tools names no tool".to_string(),
         _ if config.upstream.kind.is_none() => {
             "no upstream stub ran (set upstream.kind: http or pass --upstream)".to_string()
@@ -331,6 +352,15 @@ fn standard_profile(config: &Config) -> (Vec<String>, String) {
         }
         locked.insert(def.id.into(), entry.into());
     }
+    let mut custom_ids: Vec<&str> = Vec::new();
+    for id in config.probes.iter().filter_map(|p| p.check.as_ref().map(|m| m.id.as_str())) {
+        if !custom_ids.contains(&id) {
+            custom_ids.push(id);
+        }
+    }
+    if !custom_ids.is_empty() {
+        diff.push(format!("probes: custom check(s) {} (the standard has none)", custom_ids.join(", ")));
+    }
     if config.timeout_probe_sec != crate::config::DEFAULT_TIMEOUT_PROBE_SEC {
         diff.push(format!(
             "timeout_probe_sec: {} (standard: {})",
@@ -338,11 +368,14 @@ fn standard_profile(config: &Config) -> (Vec<String>, String) {
             crate::config::DEFAULT_TIMEOUT_PROBE_SEC
         ));
     }
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "methodology": METHODOLOGY,
         "checks": locked,
         "timeoutProbeSec": config.timeout_probe_sec,
     });
+    if !custom_ids.is_empty() {
+        doc["customChecks"] = serde_json::json!(custom_ids);
+    }
     (diff, sha256_tagged(canonical_json(&doc).as_bytes()))
 }
 

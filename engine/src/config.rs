@@ -37,8 +37,8 @@ pub struct Config {
     pub scope: ScopeConfig,
     /// `identities:`: the callers' own tokens, for servers that refuse minted ones.
     pub identities: Identities,
-    /// `probes:`: valid calls the author lists, made once in the core session.
-    pub probes: Vec<ValidCall>,
+    /// `probes:`: valid calls and custom checks, matrix and cases expanded.
+    pub probes: Vec<crate::probes::Probe>,
 }
 
 /// `scope:` as written.
@@ -73,15 +73,6 @@ pub struct Identities {
     pub b: Option<String>,
     /// The lines of `identities.a` and `identities.b`.
     pub lines: (usize, usize),
-}
-
-/// A `probes:` entry without a check: one valid call.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ValidCall {
-    pub id: Option<String>,
-    pub tool: String,
-    pub args: serde_json::Map<String, Value>,
-    pub line: usize,
 }
 
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
@@ -224,6 +215,9 @@ impl Config {
             Pack::SqlGuard if self.upstream.kind.is_some() => Some(
                 "sql-guard was declared in the config (upstream.kind, with a SQL tool to aim at), so the pack is included",
             ),
+            Pack::Custom if self.probes.iter().any(|p| p.is_check()) => {
+                Some("custom was declared in the config (a probe with a check), so the pack is included")
+            }
             Pack::Upstream if self.upstream.kind.is_some() => {
                 Some("upstream was declared in the config (upstream.kind), so the pack is included")
             }
@@ -304,12 +298,12 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
     }
 }
 
-struct Validator<'a> {
-    lines: &'a KeyLines,
+pub(crate) struct Validator<'a> {
+    pub(crate) lines: &'a KeyLines,
     problems: Vec<Problem>,
 }
 
-fn kind_of(v: &Yaml) -> &'static str {
+pub(crate) fn kind_of(v: &Yaml) -> &'static str {
     match v {
         Yaml::Null => "nothing",
         Yaml::Bool(_) => "a boolean",
@@ -321,17 +315,17 @@ fn kind_of(v: &Yaml) -> &'static str {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
 impl Validator<'_> {
-    fn problem(&mut self, key: &str, message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, key: &str, message: impl Into<String>) {
         self.problems.push(Problem { line: self.lines.line_of(key), key: key.to_string(), message: message.into() });
     }
 
     /// The entries of a mapping; unknown keys are reported with a did-you-mean.
-    fn mapping<'y>(&mut self, path: &str, v: &'y Yaml, known: &[&str]) -> Vec<(String, &'y Yaml)> {
+    pub(crate) fn mapping<'y>(&mut self, path: &str, v: &'y Yaml, known: &[&str]) -> Vec<(String, &'y Yaml)> {
         let Yaml::Mapping(m) = v else {
             self.problem(path, format!("expected a mapping, found {}", kind_of(v)));
             return Vec::new();
@@ -354,7 +348,7 @@ impl Validator<'_> {
         out
     }
 
-    fn string(&mut self, path: &str, v: &Yaml) -> Option<String> {
+    pub(crate) fn string(&mut self, path: &str, v: &Yaml) -> Option<String> {
         match v {
             Yaml::String(s) => Some(s.clone()),
             Yaml::Number(n) => Some(n.to_string()),
@@ -366,7 +360,7 @@ impl Validator<'_> {
         }
     }
 
-    fn strings(&mut self, path: &str, v: &Yaml) -> Vec<String> {
+    pub(crate) fn strings(&mut self, path: &str, v: &Yaml) -> Vec<String> {
         let Yaml::Sequence(items) = v else {
             self.problem(path, format!("expected a list of strings, found {}", kind_of(v)));
             return Vec::new();
@@ -679,35 +673,7 @@ impl Validator<'_> {
         ids
     }
 
-    fn probes(&mut self, v: &Yaml) -> Vec<ValidCall> {
-        let Yaml::Sequence(items) = v else {
-            self.problem("probes", format!("expected a list of {{ tool, args }} entries, found {}", kind_of(v)));
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let path = format!("probes[{i}]");
-            let mut call = ValidCall { line: self.lines.line_of(&path), ..Default::default() };
-            for (key, val) in self.mapping(&path, item, &["id", "tool", "args"]) {
-                let kpath = join(&path, &key);
-                match key.as_str() {
-                    "id" => call.id = self.string(&kpath, val),
-                    "tool" => call.tool = self.string(&kpath, val).unwrap_or_default(),
-                    _ => match serde_json::to_value(val) {
-                        Ok(Value::Object(m)) => call.args = m,
-                        _ => self.problem(&kpath, format!("expected a mapping of arguments, found {}", kind_of(val))),
-                    },
-                }
-            }
-            if call.tool.is_empty() {
-                self.problem(&path, "each probe needs a tool");
-            }
-            out.push(call);
-        }
-        out
-    }
-
-    fn regex(&mut self, path: &str, v: &Yaml) -> Option<regex::Regex> {
+    pub(crate) fn regex(&mut self, path: &str, v: &Yaml) -> Option<regex::Regex> {
         let s = self.string(path, v)?;
         match regex::Regex::new(&s) {
             Ok(re) => Some(re),
@@ -744,7 +710,7 @@ impl Validator<'_> {
         m
     }
 
-    fn reply(&mut self, path: &str, v: &Yaml) -> crate::upstream::Reply {
+    pub(crate) fn reply(&mut self, path: &str, v: &Yaml) -> crate::upstream::Reply {
         use crate::upstream::{Body, Reply};
         let mut r = Reply::default();
         let (mut body, mut json, mut bytes) = (None, None, None);
@@ -856,7 +822,7 @@ pub fn env_reference(text: &str) -> Option<&str> {
     valid.then_some(name)
 }
 
-fn show(v: &Yaml) -> String {
+pub(crate) fn show(v: &Yaml) -> String {
     match v {
         Yaml::String(s) => format!("\"{s}\""),
         Yaml::Number(n) => n.to_string(),

@@ -12,6 +12,7 @@ pub mod config;
 pub mod grading;
 pub mod judge;
 pub mod model;
+pub mod probes;
 pub mod record;
 pub mod registry;
 pub mod render;

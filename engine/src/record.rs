@@ -31,6 +31,42 @@ pub struct Record {
     /// The upstream stub, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<UpstreamRecord>,
+    /// The valid calls of `probes:` (probes without a check), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<ProbeCall>,
+    /// The custom checks' probes, each with its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<CustomRecord>,
+}
+
+/// One valid call of `probes:`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeCall {
+    pub name: String,
+    pub tool: String,
+    /// What came back, in one short line.
+    pub outcome: String,
+    /// Volatile: how long the call took.
+    pub elapsed_ms: u64,
+    /// `expect` clauses that did not hold: warnings, never a verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CustomRecord {
+    pub probes: Vec<CustomProbe>,
+}
+
+/// One probe of a custom check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CustomProbe {
+    pub name: String,
+    pub check: String,
+    pub tool: String,
+    pub verdict: Verdict,
+    pub detail: String,
 }
 
 /// What the upstream stub did.

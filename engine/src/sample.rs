@@ -54,6 +54,9 @@ fn facts() -> RunFacts {
         db: crate::record::DbRecord { used: false, summary: "not used".to_string() },
         db_reason: None,
         upstream: None,
+        probe_calls: vec![],
+        custom: vec![],
+        custom_probes: vec![],
     }
 }
 

@@ -111,6 +111,8 @@ pub enum Answer {
     NotSent {
         reason: String,
     },
+    /// The answer was longer than the harness reads (8 MiB), so it was not read.
+    TooLarge,
 }
 
 impl Answer {
@@ -123,6 +125,7 @@ impl Answer {
             Answer::Timeout => "no answer within the probe timeout".to_string(),
             Answer::Died { reason } => format!("the server went away: {reason}"),
             Answer::NotSent { reason } => format!("not sent: {reason}"),
+            Answer::TooLarge => "an answer longer than 8 MiB, not read".to_string(),
         }
     }
 
@@ -138,6 +141,7 @@ impl Answer {
             Answer::Timeout => "no answer within the probe timeout".to_string(),
             Answer::Died { reason } => format!("the server went away: {reason}"),
             Answer::NotSent { reason } => format!("not sent: {reason}"),
+            Answer::TooLarge => "an answer longer than 8 MiB, not read".to_string(),
         }
     }
 
@@ -505,7 +509,7 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
             Answer::ToolError { .. } | Answer::RpcError { .. } => p.alive_after,
             Answer::Silence => p.alive_after,
             Answer::Success { .. } => !p.must_reject && p.alive_after,
-            Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } => false,
+            Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } | Answer::TooLarge => false,
         };
         let mut outcome = p.answer.describe();
         if matches!(p.answer, Answer::Success { .. }) && !p.must_reject {

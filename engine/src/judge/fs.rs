@@ -403,6 +403,9 @@ pub fn large_read(obs: &FsObservations) -> Finding {
             Answer::ToolError { .. } | Answer::RpcError { .. } => {
                 (Verdict::Pass, format!("{}: the server refused the read", c.tool))
             }
+            Answer::TooLarge => {
+                (Verdict::Fail, format!("{}: more than 8 MiB came back, over the {limit}-byte limit", c.tool))
+            }
             Answer::Success { .. } if c.text_bytes <= limit => {
                 (Verdict::Pass, format!("{}: the answer was capped at {} bytes", c.tool, c.text_bytes))
             }

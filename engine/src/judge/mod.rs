@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod core;
 pub mod credential;
+pub mod custom;
 pub mod db;
 pub mod fs;
 pub mod net;

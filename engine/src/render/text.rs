@@ -29,6 +29,15 @@ pub fn render(r: &Record) -> String {
     let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
     let _ = writeln!(o, "Badge: {badge} ({}).", r.badge.reason);
     o.push('\n');
+    let warnings: Vec<String> =
+        r.probes.iter().flat_map(|p| p.warnings.iter().map(move |w| format!("{} ({}): {w}", p.name, p.tool))).collect();
+    if !warnings.is_empty() {
+        o.push_str("Warnings (valid calls whose expect did not hold; not a verdict):\n");
+        for w in warnings {
+            let _ = writeln!(o, "  - {w}");
+        }
+        o.push('\n');
+    }
     if !r.not_covered.is_empty() {
         o.push_str("Not covered:\n");
         for line in r.not_covered.iter().take(NOT_COVERED_LINES) {
@@ -137,7 +146,11 @@ fn pad(s: &str, w: usize) -> String {
 }
 
 fn pack_block(o: &mut String, r: &Record, pack: Pack, status: PackStatus, grade: Option<&Grade>, reason: Option<&str>) {
-    let candidate = if pack.is_candidate() { "  candidate pack" } else { "" };
+    let candidate = match pack {
+        Pack::Custom => "  custom grade",
+        p if p.is_candidate() => "  candidate pack",
+        _ => "",
+    };
     match (status, grade) {
         (PackStatus::Graded, Some(g)) => {
             let _ = writeln!(o, "PACK {}  GRADE {}  ({}){candidate}", pack.id(), g.display_letter(), g.fraction());

@@ -207,11 +207,12 @@ pub async fn collect(
         let mut candidates: Vec<(String, Map<String, Value>)> = config
             .probes
             .iter()
+            .filter(|p| !p.is_check())
             .map(|p| {
                 let args = p
                     .args
                     .iter()
-                    .map(|(k, v)| (k.clone(), super::probes::expand(aimer.runner, v)))
+                    .map(|(k, v)| (k.clone(), super::probes::fill(aimer.runner, v, &mint())))
                     .collect::<Map<String, Value>>();
                 (p.tool.clone(), args)
             })
@@ -397,6 +398,7 @@ fn answer(reply: Reply) -> Answer {
         Reply::Error { code, message } => Answer::RpcError { code, message },
         Reply::Timeout => Answer::Timeout,
         Reply::Silence => Answer::Silence,
+        Reply::TooLarge => Answer::TooLarge,
         Reply::Gone(why) => Answer::Died { reason: why },
     }
 }

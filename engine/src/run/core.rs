@@ -36,6 +36,7 @@ pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
             (HandshakeObs::NoAnswer { reason }, None)
         }
         Reply::Silence => (HandshakeObs::NoAnswer { reason: "the server answered nothing".to_string() }, None),
+        Reply::TooLarge => (HandshakeObs::NoAnswer { reason: "its answer was longer than 8 MiB".to_string() }, None),
         Reply::Gone(why) => (HandshakeObs::NoAnswer { reason: format!("the server went away ({why})") }, None),
     }
 }
@@ -224,6 +225,7 @@ pub fn call_answer(reply: Reply, runner: &mut Runner<'_>, live: &mut Live, count
             Answer::Timeout
         }
         Reply::Silence => Answer::Silence,
+        Reply::TooLarge => Answer::TooLarge,
         Reply::Gone(why) => {
             live.gone = Some(why.clone());
             Answer::Died { reason: why }
@@ -240,6 +242,7 @@ fn answer_of(reply: Reply) -> Answer {
         Reply::Error { code, message } => Answer::RpcError { code, message },
         Reply::Timeout => Answer::Timeout,
         Reply::Silence => Answer::Silence,
+        Reply::TooLarge => Answer::TooLarge,
         Reply::Gone(why) => Answer::Died { reason: why },
     }
 }

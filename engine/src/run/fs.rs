@@ -131,6 +131,7 @@ impl Probe<'_, '_, '_> {
                 (Answer::Timeout, String::new(), 0)
             }
             Reply::Silence => (Answer::Silence, String::new(), 0),
+            Reply::TooLarge => (Answer::TooLarge, String::new(), super::process::MAX_LINE + 1),
             Reply::Gone(why) => {
                 self.live.gone = Some(why.clone());
                 (Answer::Died { reason: why }, String::new(), 0)

@@ -48,6 +48,8 @@ pub struct RunOptions {
     /// environment); `None` mints one.
     pub identity_a: Option<String>,
     pub identity_b: Option<String>,
+    /// `--active`: probes that make the server run commands may run.
+    pub active: bool,
 }
 
 /// What a run produced.
@@ -303,6 +305,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut sqlite_obs = crate::judge::sqlite::SqliteObservations::default();
     let mut backend_obs = crate::judge::backend::BackendObservations::default();
     let mut probe_calls = Vec::new();
+    let mut probe_answered = Vec::new();
+    let mut custom_obs = Vec::new();
     if let Some(caps) = caps {
         core::list_metadata(&mut live.session, &caps, &mut obs).await;
         for raw in &obs.tools.tools {
@@ -314,8 +318,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
                 runner.gaps.push(format!("tools.include names \"{wanted}\", which matches no tool the server lists"));
             }
         }
+        probes::validate(&runner, &tools, &obs.tools.tools)?;
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
-        probe_calls = probes::valid_calls(&mut runner, &mut live, &tools).await?;
+        let targets = probes::Targets {
+            sandbox: &sandbox,
+            listener: listener.as_ref(),
+            stub: stub.as_ref(),
+            active: options.active,
+        };
+        (probe_calls, probe_answered) = probes::valid_calls(&mut runner, &mut live, &targets).await;
         let classes: Vec<_> = tools.iter().map(classify).collect();
         if config.runs_pack(Pack::Fs) || config.runs_pack(Pack::Effects) {
             fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
@@ -334,6 +345,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             && [Pack::Scope, Pack::SqlGuard, Pack::Upstream].into_iter().any(|p| config.runs_pack(p))
         {
             backend_obs = backend::collect(&mut runner, &mut live, &tools, stub).await?;
+        }
+        if config.runs_pack(Pack::Custom) {
+            let targets = probes::Targets {
+                sandbox: &sandbox,
+                listener: listener.as_ref(),
+                stub: stub.as_ref(),
+                active: options.active,
+            };
+            custom_obs = probes::custom_checks(&mut runner, &mut live, &targets).await;
         }
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
         && let Some(g) = &live.session.garbage.1
@@ -477,7 +497,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     findings.retain(|(def, _)| config.runs_pack(def.pack));
 
     let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
-    valid_calls.extend(probe_calls);
+    valid_calls.extend(probe_answered);
+    let (custom, custom_probes) = custom_findings(&custom_obs);
     valid_calls.extend(
         backend_obs.scope.iter().chain(&backend_obs.statements).filter(|r| r.control_held()).map(|r| r.tool.clone()),
     );
@@ -511,7 +532,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             listener_port: listener.as_ref().map(|l| l.port),
             cleaned_up,
             leftover_processes: leftovers,
-            active: false,
+            active: options.active,
             enabled: true,
             kept,
             inherited,
@@ -522,8 +543,45 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         db: db_record,
         db_reason,
         upstream: stub.as_ref().map(|s| crate::record::UpstreamRecord { url: s.url(), requests: s.count() }),
+        probe_calls,
+        custom,
+        custom_probes,
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
+}
+
+/// The custom checks, in the order their first probe is written, and each probe's line.
+fn custom_findings(
+    observed: &[(crate::probes::Probe, crate::judge::custom::ProbeObs)],
+) -> (Vec<(crate::probes::CheckMeta, crate::judge::Finding)>, Vec<crate::record::CustomProbe>) {
+    use crate::judge::custom::{custom_check, probe_verdict};
+    let mut checks: Vec<(crate::probes::CheckMeta, crate::judge::Finding)> = Vec::new();
+    for (p, _) in observed {
+        let Some(meta) = &p.check else { continue };
+        if checks.iter().any(|(m, _)| m.id == meta.id) {
+            continue;
+        }
+        let mine: Vec<_> = observed
+            .iter()
+            .filter(|(q, _)| q.check.as_ref().is_some_and(|m| m.id == meta.id))
+            .map(|(q, o)| (q, o))
+            .collect();
+        checks.push((meta.clone(), custom_check(&mine)));
+    }
+    let lines = observed
+        .iter()
+        .map(|(p, o)| {
+            let (verdict, detail) = probe_verdict(p, o);
+            crate::record::CustomProbe {
+                name: p.name.clone(),
+                check: p.check.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+                tool: p.tool.clone(),
+                verdict,
+                detail,
+            }
+        })
+        .collect();
+    (checks, lines)
 }
 
 /// The command as a user would type it, placeholders unexpanded.

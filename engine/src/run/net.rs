@@ -84,7 +84,7 @@ impl Caller<'_, '_, '_> {
                 self.runner.timeouts += 1;
                 String::new()
             }
-            Reply::Silence => String::new(),
+            Reply::Silence | Reply::TooLarge => String::new(),
             Reply::Gone(why) => {
                 self.live.gone = Some(why);
                 String::new()

@@ -1,64 +1,348 @@
-//! `probes:` entries without a check: valid calls the author lists, made once in the
-//! core session so a tool no pack can aim at still gets a real call. A call that does
-//! not succeed is a line under Not covered, never a verdict.
+//! `probes:`: the valid calls, made once in the core session (a missed `expect` is a
+//! warning), and the custom checks, each probe observed through the sandbox, the
+//! listener, the upstream stub and the server log.
 
-use super::core::{MAX_TIMEOUTS, call_answer};
+use super::core::{MAX_TIMEOUTS, call_text, open};
+use super::listener::Listener;
+use super::sandbox::{Sandbox, random_hex};
+use super::session::{Reply, Session};
+use super::upstream::Stub;
 use super::{Live, RunError, Runner};
-use crate::judge::core::Answer;
+use crate::classify::{Class, classify};
+use crate::judge::core::{Answer, HandshakeObs};
+use crate::judge::credential::Caller;
+use crate::judge::custom::{FileSeen, ProbeObs, ProbeOutcome, RequestSeen, Seen, evaluate};
+use crate::probes::{DB_PLACEHOLDERS, Identity, Probe, schema_mismatch, strings_in, target_refusal};
+use crate::record::ProbeCall;
 use crate::tools::ToolInfo;
+use crate::upstream::{Body, Reply as StubReply};
 use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant};
 
-/// Makes every valid call; returns the tools that answered without an error.
-pub async fn valid_calls(
-    runner: &mut Runner<'_>,
-    live: &mut Live,
-    tools: &[ToolInfo],
-) -> Result<Vec<String>, RunError> {
+/// What the probes can observe besides the server's answer.
+pub struct Targets<'t> {
+    pub sandbox: &'t Sandbox,
+    pub listener: Option<&'t Listener>,
+    pub stub: Option<&'t Stub>,
+    /// `--active`: probes that make the server run commands may run.
+    pub active: bool,
+}
+
+/// The checks that need the server's tool list, made before any probe is sent: the
+/// tool exists, a classified parameter holds a harness target, a command probe is
+/// active, a valid call fits the schema, identity and upstream clauses have what they need.
+pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) -> Result<(), RunError> {
     let config = runner.config;
     let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
-    let unknown: Vec<String> = config
-        .probes
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| !tools.iter().any(|t| t.name == p.tool))
-        .map(|(i, p)| {
+    let mut problems = Vec::new();
+    let has_stub = config.upstream.kind.is_some();
+    for p in &config.probes {
+        let at = |key: &str, msg: String| format!("{file}:{}: {}{key}: {msg}", p.line, p.key);
+        let Some(tool) = tools.iter().find(|t| t.name == p.tool) else {
             let hint = crate::registry::did_you_mean(&p.tool, tools.iter().map(|t| t.name.as_str()))
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
-            format!("{file}:{}: probes[{i}].tool: the server declares no tool \"{}\"{hint}", p.line, p.tool)
-        })
-        .collect();
-    if !unknown.is_empty() {
-        return Err(RunError::Setup(unknown.join("\n")));
-    }
-    let mut answered = Vec::new();
-    for (i, p) in config.probes.iter().enumerate() {
-        let name = p.id.clone().unwrap_or_else(|| format!("probes[{i}]"));
-        if runner.timeouts >= MAX_TIMEOUTS || (live.gone.is_some() && !runner.relaunch(live).await) {
-            runner.gaps.push(format!("{name} ({}): the valid call was not made", p.tool));
+            let filtered = if config.tools.keeps(&p.tool) { "" } else { "; tools.include/tools.exclude leave it out" };
+            problems.push(at(".tool", format!("the server declares no tool \"{}\"{hint}{filtered}", p.tool)));
             continue;
+        };
+        let class = classify(tool);
+        let class_kind =
+            [Class::Sql, Class::Command, Class::Url, Class::Path].into_iter().find(|c| c.id() == class.class);
+        if let (Some(kind), Some(param)) = (class_kind, &class.param)
+            && let Some(value) = p.args.get(param).and_then(Value::as_str)
+            && let Some(why) = target_refusal(kind, value, has_stub)
+        {
+            problems.push(at(&format!(".args.{param}"), why));
         }
-        let args: Map<String, Value> = p.args.iter().map(|(k, v)| (k.clone(), expand(runner, v))).collect();
-        let reply = live
-            .session
-            .request("tools/call", json!({"name": p.tool, "arguments": args}), &format!("{name} on {}", p.tool))
-            .await;
-        match call_answer(reply, runner, live, true) {
-            Answer::Success { .. } => answered.push(p.tool.clone()),
-            other => {
-                runner.gaps.push(format!("{name} ({}): the valid call did not succeed: {}", p.tool, other.brief()))
+        if class_kind == Some(Class::Command) && !p.active {
+            problems.push(at(".active", format!("{} runs commands, so the probe must say active: true", p.tool)));
+        }
+        if !p.is_check()
+            && let Some(schema) = raw_tools.iter().find(|t| t["name"] == p.tool.as_str()).map(|t| &t["inputSchema"])
+        {
+            for m in schema_mismatch(schema, &p.args) {
+                problems.push(at(".args", format!("a valid call must fit {}'s schema: it {m}", p.tool)));
             }
         }
+        if p.identity.is_some() && !runner.uses_bearer() {
+            problems.push(at(".identity", "needs an HTTP server whose server.headers use {bearer}".to_string()));
+        }
+        if (p.upstream_reply.is_some() || p.expect.reads_upstream()) && !has_stub {
+            problems.push(at(".upstream", "needs the upstream stub (upstream.kind: http)".to_string()));
+        }
     }
-    Ok(answered)
+    if problems.is_empty() { Ok(()) } else { Err(RunError::Setup(problems.join("\n"))) }
 }
 
-/// A value with the harness placeholders filled in, at any depth.
-pub fn expand(runner: &Runner<'_>, v: &Value) -> Value {
+/// Makes every valid call once; returns what each did, and the tools that answered
+/// without an error.
+pub async fn valid_calls(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    targets: &Targets<'_>,
+) -> (Vec<ProbeCall>, Vec<String>) {
+    let probes: Vec<Probe> = runner.config.probes.iter().filter(|p| !p.is_check()).cloned().collect();
+    let mut out = Vec::new();
+    let mut answered = Vec::new();
+    for p in &probes {
+        let obs = observe(runner, live, targets, p).await;
+        if let ProbeOutcome::Observed(seen) = &obs.outcome
+            && matches!(seen.answer, Answer::Success { .. })
+        {
+            answered.push(p.tool.clone());
+        }
+        let (outcome, elapsed_ms, warnings) = match &obs.outcome {
+            ProbeOutcome::Observed(seen) => {
+                let warnings = match evaluate(&p.expect, seen) {
+                    Ok(missed) => missed,
+                    Err(why) => vec![format!("expect could not be read: {why}")],
+                };
+                (seen.answer.brief(), seen.elapsed_ms, warnings)
+            }
+            ProbeOutcome::Na(why) | ProbeOutcome::Unjudged(why) => (format!("not made: {why}"), 0, Vec::new()),
+        };
+        out.push(ProbeCall { name: p.name.clone(), tool: p.tool.clone(), outcome, elapsed_ms, warnings });
+    }
+    (out, answered)
+}
+
+/// Runs every probe of every custom check.
+pub async fn custom_checks(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>) -> Vec<(Probe, ProbeObs)> {
+    let probes: Vec<Probe> = runner.config.probes.iter().filter(|p| p.is_check()).cloned().collect();
+    let mut out = Vec::new();
+    for p in probes {
+        let obs = observe(runner, live, targets, &p).await;
+        let _ = targets.sandbox.restore();
+        out.push((p, obs));
+    }
+    out
+}
+
+/// One probe: its arguments filled, its call made (in its caller's session), and
+/// everything its clauses may read, recorded.
+async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>, p: &Probe) -> ProbeObs {
+    let token = format!("sm{}", random_hex(6));
+    let mut obs = ProbeObs {
+        name: p.name.clone(),
+        tool: p.tool.clone(),
+        args: Value::Object(p.args.clone()),
+        outcome: ProbeOutcome::Unjudged(String::new()),
+    };
+    let texts = strings_in(&obs.args);
+    if let Some(ph) = DB_PLACEHOLDERS.iter().find(|ph| texts.iter().any(|t| t.contains(*ph))) {
+        obs.outcome = ProbeOutcome::Unjudged(format!("uses {ph}: the database belongs to the db pack"));
+        return obs;
+    }
+    if p.active && !targets.active {
+        obs.outcome = ProbeOutcome::Na("an active probe runs only with --active".to_string());
+        return obs;
+    }
+    if runner.timeouts >= MAX_TIMEOUTS || (live.gone.is_some() && !runner.relaunch(live).await) {
+        obs.outcome = ProbeOutcome::Unjudged("the server was not answering calls any more".to_string());
+        return obs;
+    }
+    let args: Map<String, Value> = p.args.iter().map(|(k, v)| (k.clone(), fill(runner, v, &token))).collect();
+    let mut minted = Vec::new();
+    if let (Some(stub), Some(reply)) = (targets.stub, &p.upstream_reply) {
+        stub.script(Some(mint_markers(reply, &mut minted)));
+    }
+    let paths: Vec<(String, std::path::PathBuf)> =
+        p.expect.paths().map(|path| (path.clone(), runner.expand(path).into())).collect();
+    let before_files: Vec<Option<String>> = paths.iter().map(|(_, real)| file_state(real)).collect();
+    let before_hits = targets.listener.map(Listener::hits);
+    let before_stub = targets.stub.map(Stub::count);
+    let before_log = live.process.as_ref().map(|proc| proc.log_snapshot());
+
+    let started = Instant::now();
+    let reply = match p.identity {
+        None => {
+            let saved = live.session.timeout;
+            if let Some(ms) = p.timeout_ms {
+                live.session.timeout = Duration::from_millis(ms);
+            }
+            let r = live.session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await;
+            live.session.timeout = saved;
+            r
+        }
+        Some(identity) => {
+            let caller = match identity {
+                Identity::A => Caller::A,
+                Identity::B => Caller::B,
+                Identity::Anonymous => Caller::Anonymous,
+            };
+            match call_as(runner, live, caller, p, &args).await {
+                Ok(r) => r,
+                Err(why) => {
+                    obs.outcome = ProbeOutcome::Unjudged(why);
+                    if let Some(stub) = targets.stub {
+                        stub.script(None);
+                    }
+                    return obs;
+                }
+            }
+        }
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    if let Some(stub) = targets.stub {
+        stub.script(None);
+    }
+    let (answer, response_bytes) = match reply {
+        Reply::Result(r) => {
+            let (text, is_error) = call_text(&r);
+            let bytes = reply_bytes(&r);
+            (if is_error { Answer::ToolError { text } } else { Answer::Success { text } }, bytes)
+        }
+        Reply::Error { code, message } => (Answer::RpcError { code, message }, 0),
+        Reply::Timeout => {
+            runner.timeouts += 1;
+            (Answer::Timeout, 0)
+        }
+        Reply::Silence => (Answer::Silence, 0),
+        Reply::TooLarge => (Answer::TooLarge, super::process::MAX_LINE as u64 + 1),
+        Reply::Gone(why) => {
+            live.gone = Some(why.clone());
+            (Answer::Died { reason: why }, 0)
+        }
+    };
+    let reply_text = match &answer {
+        Answer::Success { text } | Answer::ToolError { text } => text.clone(),
+        Answer::RpcError { message, .. } => message.clone(),
+        _ => String::new(),
+    };
+    let files = paths
+        .iter()
+        .zip(before_files)
+        .map(|((shown, real), before)| FileSeen { path: shown.clone(), before, after: file_state(real) })
+        .collect();
+    let upstream = targets.stub.zip(before_stub).map(|(stub, from)| {
+        stub.since(from)
+            .into_iter()
+            .map(|r| {
+                let query = if r.query.is_empty() { String::new() } else { format!("?{}", r.query) };
+                RequestSeen { target: format!("{} {}{query}", r.method, r.path), headers: r.headers, body: r.body }
+            })
+            .collect()
+    });
+    let log = match (before_log, live.process.as_ref().map(|proc| proc.log_snapshot())) {
+        // The kept head of the log holds everything printed so far only while it is not cut.
+        (Some((head0, _)), Some((head1, total1))) if total1 as usize == head1.len() => {
+            Some(String::from_utf8_lossy(&head1[head0.len().min(head1.len())..]).into_owned())
+        }
+        _ => None,
+    };
+    let seen = Seen {
+        answer,
+        elapsed_ms,
+        response_bytes,
+        files,
+        listener_hits: targets.listener.zip(before_hits).map(|(l, b)| l.hits().saturating_sub(b)),
+        upstream,
+        token_echoed: (!minted.is_empty()).then(|| minted.iter().any(|m| reply_text.contains(m.as_str()))),
+        log,
+    };
+    obs.args = Value::Object(p.args.clone());
+    obs.outcome = ProbeOutcome::Observed(Box::new(seen));
+    obs
+}
+
+/// A call in a fresh session opened as `caller`.
+async fn call_as(
+    runner: &mut Runner<'_>,
+    live: &Live,
+    caller: Caller,
+    p: &Probe,
+    args: &Map<String, Value>,
+) -> Result<Reply, String> {
+    let mut session: Session =
+        runner.session_as(live, caller).ok_or_else(|| "identity needs an HTTP server".to_string())?;
+    if let Some(ms) = p.timeout_ms {
+        session.timeout = Duration::from_millis(ms);
+    }
+    let (handshake, caps) = open(&mut session).await;
+    if caps.is_none() {
+        return Err(match handshake {
+            HandshakeObs::Rejected { code, message, .. } => {
+                format!("the session as {caller:?} was refused ({code}: {message})")
+            }
+            HandshakeObs::NoAnswer { reason } => format!("the session as {caller:?} did not open ({reason})"),
+            HandshakeObs::Answered { .. } => "no capabilities".to_string(),
+        });
+    }
+    let reply = session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await;
+    if reply == Reply::Timeout {
+        runner.timeouts += 1;
+    }
+    Ok(reply)
+}
+
+/// A probe value with `{token}` and the harness placeholders filled, at any depth.
+pub(super) fn fill(runner: &Runner<'_>, v: &Value, token: &str) -> Value {
     match v {
-        Value::String(s) => Value::String(runner.expand(s)),
-        Value::Array(items) => Value::Array(items.iter().map(|x| expand(runner, x)).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), expand(runner, x))).collect()),
+        Value::String(s) => Value::String(runner.expand(&s.replace("{token}", token))),
+        Value::Array(items) => Value::Array(items.iter().map(|x| fill(runner, x, token)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), fill(runner, x, token))).collect()),
         other => other.clone(),
     }
+}
+
+/// The scripted reply with each `{upstream_token}` replaced by a fresh marker.
+fn mint_markers(reply: &StubReply, minted: &mut Vec<String>) -> StubReply {
+    let mut mint = |text: &str| {
+        let mut out = String::new();
+        let mut parts = text.split("{upstream_token}").peekable();
+        while let Some(part) = parts.next() {
+            out.push_str(part);
+            if parts.peek().is_some() {
+                let m = format!("smup{}", random_hex(6));
+                out.push_str(&m);
+                minted.push(m);
+            }
+        }
+        out
+    };
+    let body = match &reply.body {
+        Body::Text(t) => Body::Text(mint(t)),
+        Body::Json(v) => Body::Json(serde_json::from_str(&mint(&v.to_string())).unwrap_or_else(|_| v.clone())),
+        Body::Padded { size, start } => Body::Padded { size: *size, start: mint(start) },
+    };
+    StubReply { status: reply.status, headers: reply.headers.clone(), body }
+}
+
+/// A file's content hash, or `None` when it does not exist.
+fn file_state(path: &std::path::Path) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => std::fs::read(path).ok().map(|bytes| format!("{:x}", Sha256::digest(&bytes))),
+        Ok(meta) => Some(format!("{:?}", meta.file_type())),
+        Err(_) => None,
+    }
+}
+
+/// The reply's size: text in UTF-8 bytes plus binary blocks (base64 data decoded).
+fn reply_bytes(result: &Value) -> u64 {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .map(|b| {
+                    let text = b.get("text").and_then(Value::as_str).map_or(0, str::len);
+                    let data = ["data", "blob"]
+                        .iter()
+                        .filter_map(|k| {
+                            b.get(*k)
+                                .and_then(Value::as_str)
+                                .or_else(|| b.pointer(&format!("/resource/{k}")).and_then(Value::as_str))
+                        })
+                        .map(|d| d.len() * 3 / 4)
+                        .sum::<usize>();
+                    let resource_text = b.pointer("/resource/text").and_then(Value::as_str).map_or(0, str::len);
+                    (text + data + resource_text) as u64
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }

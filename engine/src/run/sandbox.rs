@@ -89,7 +89,39 @@ impl Sandbox {
         std::fs::write(root.join("docs").join("notes.txt"), "notes\n")?;
         let line = "sealmark large file line, padding to make a big read\n";
         std::fs::write(root.join(LARGE_FILE), line.repeat(large_bytes / line.len() + 1))?;
+        self.write_programs()?;
         self.restore()
+    }
+
+    /// The harness programs a command tool may be given (first on the server's PATH):
+    /// `sm-echo ARGS` prints its arguments, `sm-canary` prints a marker and creates
+    /// `{sandbox}/sm-canary.txt`, `sm-sleep SECONDS` sleeps, `sm-spew BYTES` prints that
+    /// many bytes.
+    fn write_programs(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.programs_dir();
+        std::fs::create_dir_all(&bin)?;
+        let root = self.root();
+        let programs = [
+            ("sm-echo", "echo \"$@\"".to_string()),
+            (
+                "sm-canary",
+                format!("echo sm-canary-ran\n: > '{}'", root.join("sm-canary.txt").to_string_lossy().replace('\'', "")),
+            ),
+            ("sm-sleep", "sleep \"${1:-1}\"".to_string()),
+            ("sm-spew", "head -c \"${1:-1048576}\" /dev/zero | tr '\\0' x".to_string()),
+        ];
+        for (name, body) in programs {
+            let path = bin.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n"))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        }
+        Ok(())
+    }
+
+    /// Where the harness programs are.
+    pub fn programs_dir(&self) -> PathBuf {
+        self.base().join("bin")
     }
 
     /// Puts the canary directory, the sibling root and the root's links back as built,
@@ -241,6 +273,7 @@ impl Sandbox {
             .map(str::to_string)
             .collect();
         let path = if path.is_empty() { SYSTEM_PATH.join(":") } else { path.join(":") };
+        let path = format!("{}:{path}", self.programs_dir().to_string_lossy());
         env.push(("PATH".to_string(), path));
         inherited.push("PATH (system part)".to_string());
         for var in PASSED_THROUGH {

@@ -36,6 +36,8 @@ pub enum Reply {
     Silence,
     /// The server exited or closed the connection.
     Gone(String),
+    /// The answer was longer than the harness reads (`MAX_LINE`); it was not read.
+    TooLarge,
 }
 
 pub enum Wire {
@@ -57,6 +59,8 @@ pub struct HttpWire {
 enum Incoming {
     Json(Value),
     Garbage(String),
+    /// The HTTP answer to the request just sent was cut at `MAX_LINE`.
+    TooLarge,
 }
 
 pub struct Session {
@@ -259,6 +263,7 @@ impl Session {
                     self.garbage.1.get_or_insert(g.clone());
                     self.capture_text(what, g);
                 }
+                Incoming::TooLarge => return Err(Reply::TooLarge),
             }
         }
     }
@@ -330,6 +335,7 @@ impl Session {
                 }
                 Reply::Timeout => return (items, page, Some(format!("no answer within {}s", self.timeout.as_secs()))),
                 Reply::Silence => return (items, page, Some("no answer".to_string())),
+                Reply::TooLarge => return (items, page, Some(format!("an answer longer than {MAX_LINE} bytes"))),
                 Reply::Gone(why) => return (items, page, Some(format!("the server went away: {why}"))),
             }
         }
@@ -398,7 +404,7 @@ impl HttpWire {
                     body.extend_from_slice(&chunk);
                 }
                 if body.len() + sse_buf.len() > MAX_LINE {
-                    self.queue.push_back(Incoming::Garbage(format!("an HTTP answer longer than {MAX_LINE} bytes")));
+                    self.queue.push_back(Incoming::TooLarge);
                     return Ok(());
                 }
             }

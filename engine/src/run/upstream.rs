@@ -2,7 +2,7 @@
 //! through `{upstream}`. It records every request and answers from `upstream:`; it never
 //! proxies and never contacts anything else.
 
-use crate::upstream::{Recorded, UpstreamConfig};
+use crate::upstream::{Recorded, Reply, UpstreamConfig};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -20,6 +20,8 @@ const MAX_RECORDED: usize = 10_000;
 struct Shared {
     config: Arc<UpstreamConfig>,
     log: Arc<Mutex<Log>>,
+    /// A probe's scripted reply, answering every request while it is set.
+    scripted: Arc<Mutex<Option<Reply>>>,
 }
 
 /// What the stub recorded, bounded in count and bytes.
@@ -32,6 +34,7 @@ struct Log {
 pub struct Stub {
     pub port: u16,
     log: Arc<Mutex<Log>>,
+    scripted: Arc<Mutex<Option<Reply>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -40,12 +43,13 @@ impl Stub {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
         let log = Arc::new(Mutex::new(Log::default()));
-        let shared = Shared { config: Arc::new(config), log: log.clone() };
+        let scripted = Arc::new(Mutex::new(None));
+        let shared = Shared { config: Arc::new(config), log: log.clone(), scripted: scripted.clone() };
         let app = axum::Router::new().fallback(answer).with_state(shared);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(Stub { port, log, task })
+        Ok(Stub { port, log, scripted, task })
     }
 
     /// `{upstream}`.
@@ -61,6 +65,11 @@ impl Stub {
     /// Everything recorded so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.since(0)
+    }
+
+    /// Answers every request with `reply` until it is set back to `None`.
+    pub fn script(&self, reply: Option<Reply>) {
+        *self.scripted.lock().expect("stub script") = reply;
     }
 
     /// What was recorded from the `from`th request on.
@@ -86,7 +95,8 @@ async fn answer(State(shared): State<Shared>, method: Method, uri: Uri, headers:
             .collect(),
         body: String::from_utf8_lossy(&body[..body.len().min(MAX_BODY)]).into_owned(),
     };
-    let reply = shared.config.reply_for(&recorded).clone();
+    let scripted = shared.scripted.lock().expect("stub script").clone();
+    let reply = scripted.unwrap_or_else(|| shared.config.reply_for(&recorded).clone());
     {
         let mut log = shared.log.lock().expect("stub log");
         if log.body_bytes + recorded.body.len() > MAX_BODIES {
