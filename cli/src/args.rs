@@ -21,6 +21,12 @@ pub enum Command {
 2 bad usage, config or environment; 130 interrupted.\n\n\
 Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
     Run(RunArgs),
+    /// Start the server as `run` would and say, pack by pack, what a run would do.
+    #[command(after_help = "Exit codes: 0 the server was reached; 1 it was not; 2 bad usage or config.")]
+    Doctor(TargetArgs),
+    /// Write a commented starter sealmark.yaml for a server command; with --probes, print
+    /// one valid call per tool of a server.
+    Init(InitArgs),
     /// List every check: id, pack, weight and label.
     ListChecks,
     /// Print the whole check registry as JSON.
@@ -30,6 +36,45 @@ Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
         /// A check id, as `sealmark list-checks` prints it.
         check: String,
     },
+}
+
+/// A server to start: a config, or the quick form after `--`.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// The config file (default: ./sealmark.yaml when no command is given after --).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Seed a Postgres you control (a superuser URL) instead of starting an embedded one.
+    #[arg(long, value_name = "DSN", conflicts_with = "no_embedded")]
+    pub pg: Option<String>,
+    /// Start no embedded Postgres.
+    #[arg(long)]
+    pub no_embedded: bool,
+    /// The server to run without a config: `-- <command> [args…]`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The config file to write (or, with --probes, to read and append to).
+    #[arg(long, short = 'c', value_name = "FILE", default_value = "sealmark.yaml")]
+    pub config: PathBuf,
+    /// Start the server and print one valid call per tool, as a probes: block.
+    #[arg(long)]
+    pub probes: bool,
+    /// With --probes: append the block to the config when it has no probes: key yet.
+    #[arg(long, requires = "probes")]
+    pub write: bool,
+    /// With --write: append without asking.
+    #[arg(long, requires = "write")]
+    pub yes: bool,
+    /// With --probes: print the calls as JSON, for a program.
+    #[arg(long, requires = "probes", conflicts_with = "write")]
+    pub json: bool,
+    /// The server command: `-- <command> [args…]` (required without --probes).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,6 +4,7 @@
 mod args;
 mod reference;
 mod run;
+mod setup;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let code = match cli.command {
         args::Command::Run(a) => run::run(a),
+        args::Command::Doctor(a) => setup::doctor(a),
+        args::Command::Init(a) => setup::init(a),
         args::Command::ListChecks => reference::list_checks(),
         args::Command::Describe => reference::describe(),
         args::Command::Explain { check } => reference::explain(&check),

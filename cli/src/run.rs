@@ -15,7 +15,7 @@ pub fn run(args: RunArgs) -> u8 {
     let Some(gate) = Letter::parse(&args.fail_under) else {
         return usage_error(format!("--fail-under: expected A, B, C, D or F, found \"{}\"", args.fail_under));
     };
-    let mut config = match load_config(&args) {
+    let mut config = match load_config(args.config.as_deref(), &args.command) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -109,17 +109,19 @@ pub fn run(args: RunArgs) -> u8 {
     gate_code(&record, gate)
 }
 
-fn load_config(args: &RunArgs) -> Result<Config, u8> {
-    if let Some((cmd, rest)) = args.command.split_first() {
-        if args.config.is_some() {
+/// The config: the quick form from a command after `--`, else the file (default
+/// ./sealmark.yaml). Problems are printed; the error is the exit code.
+pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8> {
+    if let Some((cmd, rest)) = command.split_first() {
+        if file.is_some() {
             return Err(usage_error("give either --config or a command after --, not both"));
         }
         return Ok(Config::quick(cmd, rest));
     }
-    let path = args.config.clone().unwrap_or_else(|| "sealmark.yaml".into());
+    let path = file.map_or_else(|| std::path::PathBuf::from("sealmark.yaml"), Path::to_path_buf);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if args.config.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
             return Err(usage_error(
                 "no sealmark.yaml here; pass --config FILE, or the server after --: sealmark run -- ./my-server",
             ));
@@ -184,7 +186,7 @@ fn describe_target(config: &Config) -> String {
 
 /// Writes through a temporary file in the same directory, so a failed run never
 /// leaves a half-written report where a good one was.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{}.sealmark-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("report")));
     std::fs::write(&tmp, text)?;

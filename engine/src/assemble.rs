@@ -212,7 +212,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
             packs_requested: requested.iter().map(|p| p.id().to_string()).collect(),
             pack_notes,
             timeout_probe_sec: config.timeout_probe_sec,
-            active: false,
+            active: facts.sandbox.active,
             sandbox: true,
         },
         started_at: facts.started_at,

@@ -85,7 +85,7 @@ pub static PACKS: &[PackDoc] = &[
         pack: Pack::Custom,
         title: "The server author's own probes",
         applies: "when a probe in sealmark.yaml has a check",
-        built: false,
+        built: true,
     },
 ];
 

@@ -8,6 +8,7 @@ mod backend;
 mod core;
 pub mod db;
 mod dbpack;
+pub mod doctor;
 mod fs;
 mod listener;
 mod net;

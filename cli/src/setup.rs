@@ -1,0 +1,161 @@
+//! `sealmark doctor` and `sealmark init`: a first run that explains itself.
+
+use crate::args::{InitArgs, TargetArgs};
+use crate::run::{load_config, write_atomically};
+use crate::{exit, usage_error};
+use sealmark_engine::config::Config;
+use sealmark_engine::run::RunOptions;
+use sealmark_engine::run::db::DbOptions;
+use sealmark_engine::run::doctor::{Inspection, inspect, report, suggest};
+use std::io::IsTerminal;
+
+/// Starts the server once, as `run` would, and reads what it declares.
+fn inspected(config: &Config, pg: Option<String>, no_embedded: bool) -> Result<Inspection, u8> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| usage_error(format!("cannot start the async runtime: {e}")))?;
+    let options = RunOptions { db: DbOptions { pg, no_embedded }, ..Default::default() };
+    let result = runtime.block_on(async {
+        tokio::select! {
+            r = inspect(config, &options) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
+        None => Err(exit::INTERRUPTED),
+        Some(Err(e)) => Err(usage_error(e)),
+        Some(Ok(i)) => Ok(i),
+    }
+}
+
+pub fn doctor(args: TargetArgs) -> u8 {
+    let config = match load_config(args.config.as_deref(), &args.command) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let inspection = match inspected(&config, args.pg, args.no_embedded) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    print!("{}", report(&config, &inspection));
+    if inspection.probe_problems.is_some() {
+        exit::USAGE
+    } else if inspection.unreachable.is_some() {
+        exit::BELOW_GATE
+    } else {
+        exit::OK
+    }
+}
+
+pub fn init(args: InitArgs) -> u8 {
+    if args.probes { init_probes(args) } else { init_config(args) }
+}
+
+/// A commented starter config for the command after `--`; never overwrites.
+fn init_config(args: InitArgs) -> u8 {
+    let Some((cmd, rest)) = args.command.split_first() else {
+        return usage_error("init needs the server command after --: sealmark init -- ./my-server --root {sandbox}");
+    };
+    if args.config.exists() {
+        return usage_error(format!("{} exists; init never overwrites a config", args.config.display()));
+    }
+    let quoted: Vec<String> = rest.iter().map(|a| format!("\"{}\"", a.replace('"', "\\\""))).collect();
+    let text = STARTER.replace("{command}", cmd).replace("{args}", &quoted.join(", "));
+    if let Err(e) = write_atomically(&args.config, &text) {
+        return usage_error(format!("cannot write {}: {e}", args.config.display()));
+    }
+    eprintln!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
+    exit::OK
+}
+
+const STARTER: &str = r#"# sealmark.yaml: how to start the server and what to check. Every key but server is
+# optional; `sealmark doctor` says what a run would do with this file.
+server:
+  command: {command}
+  args: [{args}]
+  # {sandbox} is a fresh directory the server may use (also its working directory);
+  # {sandbox_home} its HOME. Give the server {sandbox} wherever it takes a root.
+  # env: { LOG_LEVEL: debug }
+  # url: http://127.0.0.1:8080/mcp         # an HTTP server sealmark starts from command
+  # headers: { Authorization: "Bearer {bearer}" }
+
+# packs: [core, fs, effects, net]          # default: every standard pack that applies
+
+# A Postgres- or SQLite-backed server: give it {dsn} (or {host}, {port}, {user},
+# {password}, {db}) or {sqlite}, and the db or sqlite pack seeds a database for it.
+
+# A server in front of a backend: point its backend address at {upstream}.
+# upstream: { kind: http }
+# scope:
+#   tools: [{ tool: describe_table, param: table }]
+#   allow: ["sales.public."]
+#   deny: ["hr.private.salaries"]
+
+# Valid calls and your own checks (`sealmark init --probes` writes the valid calls):
+# probes:
+#   - { tool: read_file, args: { path: "{sandbox}/ok.txt" } }
+
+timeout_probe_sec: 10
+"#;
+
+/// One valid call per tool, printed as a probes: block (or JSON), optionally appended.
+fn init_probes(args: InitArgs) -> u8 {
+    let file = if args.command.is_empty() { Some(args.config.as_path()) } else { None };
+    let config = match load_config(file, &args.command) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let inspection = match inspected(&config, None, false) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    if let Some(why) = &inspection.unreachable {
+        return usage_error(format!("the server could not be reached: {why}"));
+    }
+    let calls = suggest(&config, &inspection);
+    if args.json {
+        let list: Vec<serde_json::Value> = calls
+            .iter()
+            .map(|(tool, call)| match call {
+                Ok(a) => serde_json::json!({"tool": tool, "args": a}),
+                Err(why) => serde_json::json!({"tool": tool, "skipped": why}),
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list).expect("serialises"));
+        return exit::OK;
+    }
+    let mut block = String::from("probes:\n");
+    for (tool, call) in &calls {
+        match call {
+            Ok(a) => {
+                block.push_str(&format!("  - {{ tool: {tool}, args: {} }}\n", serde_json::Value::Object(a.clone())))
+            }
+            Err(why) => block.push_str(&format!("  # - {{ tool: {tool}, args: {{}} }}   # {why}\n")),
+        }
+    }
+    print!("{block}");
+    if !args.write {
+        return exit::OK;
+    }
+    let existing = std::fs::read_to_string(&args.config).unwrap_or_default();
+    if existing.lines().any(|l| l.starts_with("probes:")) {
+        return usage_error(format!("{} already has a probes: key; add the calls by hand", args.config.display()));
+    }
+    if !args.yes {
+        eprint!("Append this block to {}? [y/N] ", args.config.display());
+        let mut answer = String::new();
+        if !std::io::stdin().is_terminal() || std::io::stdin().read_line(&mut answer).is_err() || answer.trim() != "y" {
+            eprintln!("sealmark: nothing written (pass --yes to append without asking)");
+            return exit::OK;
+        }
+    }
+    let sep = if existing.is_empty() || existing.ends_with('\n') { "" } else { "\n" };
+    if let Err(e) = write_atomically(&args.config, &format!("{existing}{sep}{block}")) {
+        return usage_error(format!("cannot write {}: {e}", args.config.display()));
+    }
+    eprintln!("sealmark: appended {} call(s) to {}", calls.len(), args.config.display());
+    exit::OK
+}

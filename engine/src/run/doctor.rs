@@ -1,0 +1,275 @@
+//! `sealmark doctor` and `sealmark init --probes`: start the server the way `run`
+//! would, read what it declares, and say what a run would do with it, without
+//! sending a single probe.
+
+use super::sandbox::Sandbox;
+use super::{RunError, RunOptions, Runner, backend, core, db, listener, probes, sqlite, upstream};
+use crate::classify::classify;
+use crate::config::Config;
+use crate::model::Pack;
+use crate::probes::PATH_PLACEHOLDERS;
+use crate::record::{Classification, ServerLog};
+use crate::registry::pack_doc;
+use crate::tools::ToolInfo;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+/// What the server declared, and whether it could be reached.
+pub struct Inspection {
+    /// Why the server could not be reached, when it could not.
+    pub unreachable: Option<String>,
+    pub tools: Vec<ToolInfo>,
+    pub classes: Vec<Classification>,
+    /// What `probes:` validation found once the tools were known.
+    pub probe_problems: Option<String>,
+    /// Processes the server left behind.
+    pub leftovers: Vec<String>,
+    /// Whether the database the config asks for is available.
+    pub database: Option<Result<String, String>>,
+}
+
+/// Starts the server as `run` would, completes the handshake, lists its tools, stops it.
+pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection, RunError> {
+    let mut sandbox =
+        Sandbox::create(1024).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+    let listener = listener::Listener::start().await.ok();
+    sandbox.listener = listener.as_ref().map(listener::Listener::url);
+    let stub = match config.upstream.kind.as_deref() {
+        Some("http") => Some(
+            upstream::Stub::start(config.upstream.clone())
+                .await
+                .map_err(|e| RunError::Setup(format!("cannot start the upstream stub: {e}")))?,
+        ),
+        _ => None,
+    };
+    sandbox.upstream = stub.as_ref().map(upstream::Stub::url);
+    if config.server_mentions("{sqlite}") {
+        sandbox.sqlite = sqlite::seed(&sandbox).ok();
+    }
+    let database = if db::config_uses_db(config) { Some(db::prepare(&options.db).await) } else { None };
+    let vars = match &database {
+        Some(Ok(d)) => d.seed.placeholders(db::SESSION_ROLE),
+        _ => db::empty_placeholders(),
+    };
+    let mut runner = Runner {
+        config,
+        sandbox: &sandbox,
+        vars,
+        timeout: Duration::from_secs(config.timeout_probe_sec),
+        leftovers: Vec::new(),
+        log: ServerLog::default(),
+        gaps: Vec::new(),
+        timeouts: 0,
+        callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
+    };
+    let mut live = runner.launch().await?;
+    let (handshake, caps) = core::open(&mut live.session).await;
+    let mut inspection = Inspection {
+        unreachable: None,
+        tools: Vec::new(),
+        classes: Vec::new(),
+        probe_problems: None,
+        leftovers: Vec::new(),
+        database: database.as_ref().map(|d| d.as_ref().map(|d| d.summary.clone()).map_err(Clone::clone)),
+    };
+    match caps {
+        Some(_) => {
+            let (raw, _, error) = live.session.list_all("tools/list", "tools").await;
+            if let Some(e) = error {
+                inspection.unreachable = Some(format!("tools/list failed: {e}"));
+            }
+            inspection.tools = raw.iter().map(ToolInfo::from_value).filter(|t| config.tools.keeps(&t.name)).collect();
+            inspection.classes = inspection.tools.iter().map(classify).collect();
+            if let Err(RunError::Setup(problems)) = probes::validate(&runner, &inspection.tools, &raw) {
+                inspection.probe_problems = Some(problems);
+            }
+        }
+        None => {
+            inspection.unreachable = Some(match handshake {
+                crate::judge::core::HandshakeObs::Rejected { code, message, .. } => {
+                    format!("initialize was refused ({code}: {message})")
+                }
+                crate::judge::core::HandshakeObs::NoAnswer { reason } => format!("no handshake: {reason}"),
+                crate::judge::core::HandshakeObs::Answered { .. } => "no capabilities".to_string(),
+            })
+        }
+    }
+    runner.retire(&mut live).await;
+    inspection.leftovers = std::mem::take(&mut runner.leftovers);
+    drop(runner);
+    sandbox.clean_up();
+    Ok(inspection)
+}
+
+/// The doctor's report: what each pack would do, whether `custom` applies, and
+/// warnings about paths the sandbox does not cover.
+pub fn report(config: &Config, inspection: &Inspection) -> String {
+    let mut out = String::new();
+    let tools_of = |class: &str| -> Vec<&str> {
+        inspection.classes.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect()
+    };
+    match &inspection.unreachable {
+        Some(why) => out.push_str(&format!("server: not reached: {why}\n")),
+        None => out.push_str(&format!(
+            "server: reached, {} tool(s): {}\n",
+            inspection.tools.len(),
+            inspection.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+    for c in &inspection.classes {
+        out.push_str(&format!("  {}  {}  {}  ← {}\n", c.tool, c.class, c.confidence, c.reason));
+    }
+    out.push('\n');
+    let sql = tools_of("sql");
+    for pack in Pack::ALL {
+        let doc = pack_doc(pack);
+        let line = if !config.runs_pack(pack) {
+            if config.declares(pack).is_some() {
+                "skipped: declared in the config, but not in the pack list you chose".to_string()
+            } else if pack.is_candidate() || pack == Pack::Custom {
+                format!("not declared (runs {})", doc.applies)
+            } else {
+                "not requested (packs: or --pack)".to_string()
+            }
+        } else if !doc.built {
+            "not built in this version of sealmark".to_string()
+        } else {
+            match pack {
+                Pack::Core => "runs".to_string(),
+                Pack::Db => match &inspection.database {
+                    None => {
+                        "would not run: the server config has no {dsn}/{host}/{port}/{user}/{password}/{db} placeholder"
+                            .to_string()
+                    }
+                    Some(Err(why)) => format!("would not run: {why}"),
+                    Some(Ok(_)) if sql.is_empty() && config.sql_tools.is_empty() => {
+                        "would not run: no SQL tool found".to_string()
+                    }
+                    Some(Ok(summary)) => format!("runs ({summary})"),
+                },
+                Pack::Sqlite if !config.server_mentions("{sqlite}") => {
+                    "would not run: the server config has no {sqlite} placeholder".to_string()
+                }
+                Pack::Sqlite | Pack::SqlGuard if sql.is_empty() && config.sql_tools.is_empty() => {
+                    "would not run: no SQL tool found (by classification or sql_tools)".to_string()
+                }
+                Pack::Fs | Pack::Effects => runs_on(&tools_of("path"), "path"),
+                Pack::Net => runs_on(&tools_of("url"), "url"),
+                Pack::Scope => {
+                    let names: Vec<&str> = config.scope.tools.iter().map(|t| t.tool.as_str()).collect();
+                    format!("runs on {}", names.join(", "))
+                }
+                Pack::Upstream if !config.server.headers.values().any(|h| h.contains("{bearer}")) => {
+                    "runs; upstream-credential is n/a without {bearer} in server.headers".to_string()
+                }
+                Pack::Custom => {
+                    let n = config.probes.iter().filter(|p| p.is_check()).count();
+                    format!("runs {n} probe(s) with a check")
+                }
+                _ => "runs".to_string(),
+            }
+        };
+        out.push_str(&format!("{:10} {line}\n", pack.id()));
+    }
+    let valid = config.probes.iter().filter(|p| !p.is_check()).count();
+    if valid > 0 {
+        out.push_str(&format!("\nprobes: {valid} valid call(s) run with core\n"));
+    }
+    let warnings = outside_paths(config);
+    if !warnings.is_empty() {
+        out.push('\n');
+        for w in warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    if let Some(problems) = &inspection.probe_problems {
+        out.push_str(&format!("\nprobes: problems a run would refuse:\n{problems}\n"));
+    }
+    if !inspection.leftovers.is_empty() {
+        out.push_str(&format!("\nthe server left processes behind: {}\n", inspection.leftovers.join(", ")));
+    }
+    out
+}
+
+fn runs_on(tools: &[&str], class: &str) -> String {
+    if tools.is_empty() {
+        format!("would not run: no {class} tool found")
+    } else {
+        format!("runs on {}", tools.join(", "))
+    }
+}
+
+/// Config values that name an absolute path outside the sandbox: writes there are not
+/// observed by any pack.
+fn outside_paths(config: &Config) -> Vec<String> {
+    config
+        .server_texts()
+        .into_iter()
+        .filter(|(key, _)| key != "server.command" && key != "server.url" && !key.starts_with("server.headers"))
+        .filter_map(|(key, text)| {
+            let value = text.split_once('=').map_or(text, |(_, v)| v);
+            let absolute = value.starts_with('/') || value.starts_with("~/");
+            (absolute && !PATH_PLACEHOLDERS.iter().any(|p| value.starts_with(p))).then(|| {
+                format!("{key} names {value}, outside the sandbox: writes there are not observed (use {{sandbox}} or {{sandbox_home}})")
+            })
+        })
+        .collect()
+}
+
+/// A tool's suggested valid call: its arguments, or why they cannot be filled.
+pub type Suggestion = (String, Result<Map<String, Value>, String>);
+
+/// One valid call per tool, for `init --probes`.
+pub fn suggest(config: &Config, inspection: &Inspection) -> Vec<Suggestion> {
+    let exact_allow = config.scope.allow.iter().find(|e| !e.ends_with(config.scope.separator));
+    inspection
+        .tools
+        .iter()
+        .zip(&inspection.classes)
+        .map(|(tool, class)| {
+            let mut args = Map::new();
+            if tool.hint("destructiveHint") == Some(true) {
+                let why = "destructive: write this call yourself, aimed at a file it may change";
+                return (tool.name.clone(), Err(why.to_string()));
+            }
+            let scoped = config.scope.tools.iter().find(|s| s.tool == tool.name);
+            for name in &tool.required {
+                let value = if scoped.is_some_and(|s| &s.param == name) {
+                    match exact_allow {
+                        Some(e) => json!(e),
+                        None => return (tool.name.clone(), Err("scope.allow has no exact entry to send".to_string())),
+                    }
+                } else if class.param.as_deref() == Some(name.as_str()) {
+                    match class.class.as_str() {
+                        "path" if tool.name.contains("dir") || tool.name.contains("list") => json!("{sandbox}"),
+                        "path" => json!("{sandbox}/ok.txt"),
+                        "url" => json!("{listener}/t/{token}"),
+                        "sql" if config.upstream.kind.is_some() => json!("SELECT 1"),
+                        "sql" => {
+                            return (
+                                tool.name.clone(),
+                                Err("SQL is sent from probes only with an upstream stub (upstream.kind)".to_string()),
+                            );
+                        }
+                        "command" => {
+                            return (
+                                tool.name.clone(),
+                                Err("runs commands: write an active probe with a harness program (sm-echo …)"
+                                    .to_string()),
+                            );
+                        }
+                        _ => return (tool.name.clone(), Err(format!("cannot fill {name}"))),
+                    }
+                } else {
+                    match tool.param_type(name) {
+                        Some("boolean") => json!(false),
+                        Some("integer" | "number") => json!(1),
+                        _ => return (tool.name.clone(), Err(format!("cannot fill the required argument {name}"))),
+                    }
+                };
+                args.insert(name.clone(), value);
+            }
+            (tool.name.clone(), Ok(args))
+        })
+        .collect()
+}
