@@ -2,8 +2,7 @@
 //! would, read what it declares, and say what a run would do with it, without
 //! sending a single probe.
 
-use super::sandbox::Sandbox;
-use super::{RunError, RunOptions, Runner, backend, core, db, listener, probes, sqlite, upstream};
+use super::{RunError, RunOptions, Runner, backend, core, db, probes};
 use crate::classify::classify;
 use crate::config::Config;
 use crate::model::Pack;
@@ -30,22 +29,8 @@ pub struct Inspection {
 
 /// Starts the server as `run` would, completes the handshake, lists its tools, stops it.
 pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection, RunError> {
-    let mut sandbox =
-        Sandbox::create(1024).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
-    let listener = listener::Listener::start().await.ok();
-    sandbox.listener = listener.as_ref().map(listener::Listener::url);
-    let stub = match config.upstream.kind.as_deref() {
-        Some("http") => Some(
-            upstream::Stub::start(config.upstream.clone())
-                .await
-                .map_err(|e| RunError::Setup(format!("cannot start the upstream stub: {e}")))?,
-        ),
-        _ => None,
-    };
-    sandbox.upstream = stub.as_ref().map(upstream::Stub::url);
-    if config.server_mentions("{sqlite}") {
-        sandbox.sqlite = sqlite::seed(&sandbox).ok();
-    }
+    // The listener and the stub stay up while the server runs: it may reach for them.
+    let (mut sandbox, _listener, _stub) = super::start_targets(config, 1024).await?;
     let database = if db::config_uses_db(config) { Some(db::prepare(&options.db).await) } else { None };
     let vars = match &database {
         Some(Ok(d)) => d.seed.placeholders(db::SESSION_ROLE),

@@ -233,13 +233,14 @@ async fn wait_until_listening(url: &str, p: &ServerProcess, timeout: Duration) {
     }
 }
 
-/// Runs every requested pack this build carries against the configured server.
-pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, RunError> {
-    let started = Instant::now();
-    let started_at = now_rfc3339();
-    let large = 4 * config.setting_u64("fs-large-read", "max_bytes") as usize;
-    let mut sandbox =
-        Sandbox::create(large).map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+/// The targets every start of the server needs: the sandbox tree, the loopback
+/// listener, the upstream stub and the seeded SQLite file when the config asks for them.
+async fn start_targets(
+    config: &Config,
+    large_bytes: usize,
+) -> Result<(Sandbox, Option<listener::Listener>, Option<upstream::Stub>), RunError> {
+    let mut sandbox = Sandbox::create(large_bytes)
+        .map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
     let listener = listener::Listener::start().await.ok();
     sandbox.listener = listener.as_ref().map(listener::Listener::url);
     let stub = match config.upstream.kind.as_deref() {
@@ -255,6 +256,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         sandbox.sqlite =
             Some(sqlite::seed(&sandbox).map_err(|e| RunError::Setup(format!("cannot seed the SQLite file: {e}")))?);
     }
+    Ok((sandbox, listener, stub))
+}
+
+/// Runs every requested pack this build carries against the configured server.
+pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, RunError> {
+    let started = Instant::now();
+    let started_at = now_rfc3339();
+    let large = 4 * config.setting_u64("fs-large-read", "max_bytes") as usize;
+    let (mut sandbox, listener, stub) = start_targets(config, large).await?;
     let (_, inherited) = sandbox.environment(&config.server.env);
     // The database, when the server's config asks for one through a placeholder.
     let uses_db = db::config_uses_db(config);
