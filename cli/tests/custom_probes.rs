@@ -55,9 +55,9 @@ fn the_delete_example_passes_on_a_careful_server_and_fails_on_one_that_deletes_a
     assert_eq!(verdict(&rec, "custom-delete-scope"), Pass);
     assert_eq!(rec["config"]["profile"], "custom");
     assert!(rec["config"]["standardDiff"][0].as_str().unwrap().contains("custom-delete-scope"));
-    assert_eq!(rec["probes"][0]["name"], "read_file#1");
+    assert_eq!(rec["probes"]["calls"][0]["name"], "read_file#1");
     assert_eq!(rec["custom"]["probes"][0]["verdict"], "pass");
-    assert!(rec["probes"][0]["elapsedMs"].is_u64());
+    assert!(rec["probes"]["calls"][0]["elapsedMs"].is_u64());
     assert_eq!(rec["coverage"]["toolsCalledValid"], 1);
 
     let cfg = toy_config(
@@ -260,6 +260,11 @@ probes:
     args: { command: "sm-canary" }
     active: true
     expect: { text: { matches: "sm-canary-ran" }, files: { created: ["{sandbox}/sm-canary.txt"] } }
+  - id: database-target
+    check: { id: custom-no-database-here, label: the database belongs to the db pack, scope: server }
+    tool: read_file
+    args: { path: "{sandbox}/{dsn}" }
+    expect: { is_error: true }
 "#;
     let cfg = toy_config(&scratch, &["--exec", "{sandbox}"], probes);
     let rec = json_of(&scratch, &cfg, &[]);
@@ -268,6 +273,8 @@ probes:
     let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "custom-runs-harness-programs").unwrap();
     assert_eq!(verdict(&rec, "custom-runs-harness-programs"), Pass, "{c}");
     assert_eq!(rec["options"]["active"], true, "options.active records the flag: {}", rec["options"]);
+    assert_eq!(verdict(&rec, "custom-no-database-here"), sealmark_engine::model::Verdict::Inconclusive);
+    assert_eq!(rec["packs"]["custom"]["grade"]["provisional"], false, "not critical: {}", rec["packs"]["custom"]);
 }
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
@@ -304,7 +311,7 @@ fn init_writes_a_starter_and_never_overwrites() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let out = run_in(scratch.path(), &["run", "--pack", "core", "--format", "json"]);
     let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rec["probes"].as_array().unwrap().len(), 3, "{}", rec["probes"]);
+    assert_eq!(rec["probes"]["calls"].as_array().unwrap().len(), 3, "{}", rec["probes"]);
 }
 
 #[test]

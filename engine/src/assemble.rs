@@ -237,7 +237,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         not_covered,
         server_log: facts.server_log,
         upstream: facts.upstream,
-        probes: facts.probe_calls,
+        probes: (!facts.probe_calls.is_empty()).then_some(ProbesRecord { calls: facts.probe_calls }),
         custom: (!facts.custom_probes.is_empty()).then_some(CustomRecord { probes: facts.custom_probes }),
     }
 }

@@ -32,11 +32,16 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<UpstreamRecord>,
     /// The valid calls of `probes:` (probes without a check), in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub probes: Vec<ProbeCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<ProbesRecord>,
     /// The custom checks' probes, each with its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<CustomRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProbesRecord {
+    pub calls: Vec<ProbeCall>,
 }
 
 /// One valid call of `probes:`.

@@ -29,8 +29,12 @@ pub fn render(r: &Record) -> String {
     let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
     let _ = writeln!(o, "Badge: {badge} ({}).", r.badge.reason);
     o.push('\n');
-    let warnings: Vec<String> =
-        r.probes.iter().flat_map(|p| p.warnings.iter().map(move |w| format!("{} ({}): {w}", p.name, p.tool))).collect();
+    let warnings: Vec<String> = r
+        .probes
+        .iter()
+        .flat_map(|p| &p.calls)
+        .flat_map(|p| p.warnings.iter().map(move |w| format!("{} ({}): {w}", p.name, p.tool)))
+        .collect();
     if !warnings.is_empty() {
         o.push_str("Warnings (valid calls whose expect did not hold; not a verdict):\n");
         for w in warnings {
