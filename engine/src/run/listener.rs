@@ -104,6 +104,7 @@ impl Drop for Listener {
 async fn accept(socket: TcpListener, log: Arc<Mutex<Log>>, port: u16) {
     while let Ok((conn, _)) = socket.accept().await {
         log.lock().expect("listener log").connections += 1;
+        let _ = conn.set_nodelay(true);
         tokio::spawn(serve(conn, log.clone(), port));
     }
 }

@@ -47,6 +47,10 @@ impl Stub {
         let shared = Shared { config: Arc::new(config), log: log.clone(), scripted: scripted.clone() };
         let app = axum::Router::new().fallback(answer).with_state(shared);
         let task = tokio::spawn(async move {
+            // Small replies go out at once instead of waiting for the client's delayed ACK.
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app).await;
         });
         Ok(Stub { port, log, scripted, task })
