@@ -81,6 +81,26 @@ pub struct InitArgs {
 pub enum Format {
     Text,
     Json,
+    Markdown,
+    Junit,
+    Summary,
+    Badge,
+    Shields,
+}
+
+impl Format {
+    /// The file a format is written to with --out-dir.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Text => "sealmark-report.txt",
+            Format::Json => "sealmark-report.json",
+            Format::Markdown => "sealmark-report.md",
+            Format::Junit => "sealmark-report.junit.xml",
+            Format::Summary => "sealmark-report.summary.txt",
+            Format::Badge => "sealmark-report.svg",
+            Format::Shields => "sealmark-report.shields.json",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -88,12 +108,16 @@ pub struct RunArgs {
     /// The config file (default: ./sealmark.yaml when no command is given after --).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Report format.
-    #[arg(long, short = 'f', value_enum, default_value = "text")]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// Report format; repeat or comma-separate for several, written as files into
+    /// --out-dir (default ./sealmark-report/).
+    #[arg(long, short = 'f', value_enum, value_delimiter = ',', default_value = "text")]
+    pub format: Vec<Format>,
+    /// Write the report to FILE instead of standard output (one format only).
+    #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "out_dir")]
     pub out: Option<PathBuf>,
+    /// Write each format as sealmark-report.<ext> into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
     /// Exit 1 when a graded pack is below LETTER (A, B, C, D or F). A provisional A* does not meet A.
     #[arg(long, value_name = "LETTER", default_value = "A")]
     pub fail_under: String,

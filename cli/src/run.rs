@@ -42,6 +42,9 @@ pub fn run(args: RunArgs) -> u8 {
         }
         config.upstream.kind = Some("http".to_string());
     }
+    if args.out.is_some() && args.format.len() > 1 {
+        return usage_error("--out takes one format; with several, use --out-dir DIR");
+    }
     if let Some(out) = &args.out
         && let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
         && !parent.is_dir()
@@ -92,19 +95,38 @@ pub fn run(args: RunArgs) -> u8 {
     if !record.sandbox.leftover_processes.is_empty() {
         eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
     }
-    let report = match args.format {
-        Format::Text => render::text::render(&record),
-        Format::Json => render::json(&record),
-    };
-    match &args.out {
-        Some(path) => {
-            if let Err(e) = write_atomically(path, &report) {
+    let mut formats: Vec<Format> = Vec::new();
+    for f in &args.format {
+        if !formats.contains(f) {
+            formats.push(*f);
+        }
+    }
+    let to_files = formats.len() > 1 || args.out_dir.is_some();
+    if !to_files {
+        let report = render_format(formats[0], &record);
+        match &args.out {
+            Some(path) => {
+                if let Err(e) = write_atomically(path, &report) {
+                    return usage_error(format!("cannot write {}: {e}", path.display()));
+                }
+                eprintln!("sealmark: report written to {}", path.display());
+                print_grades(&record);
+            }
+            None => print!("{report}"),
+        }
+    } else {
+        let dir = args.out_dir.clone().unwrap_or_else(|| "sealmark-report".into());
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return usage_error(format!("cannot create {}: {e}", dir.display()));
+        }
+        for f in &formats {
+            let path = dir.join(f.file_name());
+            if let Err(e) = write_atomically(&path, &render_format(*f, &record)) {
                 return usage_error(format!("cannot write {}: {e}", path.display()));
             }
-            eprintln!("sealmark: report written to {}", path.display());
-            print_grades(&record);
+            eprintln!("sealmark: wrote {}", path.display());
         }
-        None => print!("{report}"),
+        print_grades(&record);
     }
     gate_code(&record, gate)
 }
@@ -174,6 +196,19 @@ fn identities(args: &RunArgs, config: &Config) -> Result<(Option<String>, Option
         return Err(usage_error("identities: a and b hold the same token; the callers must differ"));
     }
     Ok((a, b))
+}
+
+/// One format of the record.
+fn render_format(format: Format, record: &Record) -> String {
+    match format {
+        Format::Text => render::text::render(record),
+        Format::Json => render::json(record),
+        Format::Markdown => render::markdown::render(record),
+        Format::Junit => render::junit::render(record),
+        Format::Summary => render::markdown::summary(record),
+        Format::Badge => render::badge::svg(record),
+        Format::Shields => render::badge::shields(record),
+    }
 }
 
 fn describe_target(config: &Config) -> String {

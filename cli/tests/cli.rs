@@ -270,3 +270,49 @@ fn an_upstream_stub_runs_when_declared_and_an_unused_one_is_refused() {
     assert!(rec["upstream"]["url"].as_str().unwrap().starts_with("http://127.0.0.1:"));
     assert_eq!(rec["server"]["env"]["BACKEND_URL"], "{upstream}");
 }
+
+/// Several formats go to files in --out-dir; two runs of the same server give
+/// byte-identical text, markdown, summary, badge and shields.
+#[test]
+fn every_format_is_written_and_the_human_ones_are_deterministic() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "packs: [core, fs, effects]\n");
+    let mut files = Vec::new();
+    for run in ["a", "b"] {
+        let dir = scratch.path().join(run);
+        let out = scratch.run(&[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--format",
+            "text,json,markdown,junit,summary,badge",
+            "--format",
+            "shields",
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(out.stdout.is_empty(), "reports go to files");
+        assert!(err.contains("sealmark-report.junit.xml") && err.contains("fs       GRADE A"), "{err}");
+        files.push(dir);
+    }
+    for name in [
+        "sealmark-report.txt",
+        "sealmark-report.md",
+        "sealmark-report.summary.txt",
+        "sealmark-report.svg",
+        "sealmark-report.shields.json",
+    ] {
+        let (a, b) = (std::fs::read(files[0].join(name)).unwrap(), std::fs::read(files[1].join(name)).unwrap());
+        assert!(a == b, "{name} differs between two runs");
+    }
+    let shields: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(files[0].join("sealmark-report.shields.json")).unwrap()).unwrap();
+    assert_eq!(shields["message"], "core A · fs A · effects A");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(files[0].join("sealmark-report.json")).unwrap()).unwrap();
+    assert_eq!(json["packs"]["fs"]["grade"]["letter"], "A");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "text,json", "--out", "x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+}

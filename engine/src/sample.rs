@@ -157,6 +157,55 @@ mod tests {
     }
 
     #[test]
+    fn markdown_capped() {
+        insta::assert_snapshot!(render::markdown::render(&capped()));
+    }
+
+    #[test]
+    fn summary_capped() {
+        insta::assert_snapshot!(render::markdown::summary(&capped()));
+    }
+
+    #[test]
+    fn junit_capped() {
+        insta::assert_snapshot!(render::junit::render(&capped()));
+    }
+
+    #[test]
+    fn badge_and_shields_name_the_graded_packs() {
+        let mut rec = capped();
+        insta::assert_snapshot!(render::badge::svg(&rec));
+        let shields: serde_json::Value = serde_json::from_str(&render::badge::shields(&rec)).unwrap();
+        let keys: Vec<&String> = shields.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["schemaVersion", "label", "message", "color"]);
+        assert_eq!(
+            (shields["message"].as_str(), shields["color"].as_str()),
+            (Some("core D · fs D · effects A"), Some("orange"))
+        );
+        rec.badge.eligible = false;
+        rec.badge.reason = "a CUSTOM run".into();
+        let shields: serde_json::Value = serde_json::from_str(&render::badge::shields(&rec)).unwrap();
+        assert_eq!(
+            (shields["message"].as_str(), shields["color"].as_str()),
+            (Some("no badge: a CUSTOM run"), Some("lightgrey"))
+        );
+        assert!(render::badge::svg(&rec).contains("<title>sealmark: no badge: a CUSTOM run</title>"));
+    }
+
+    /// The JUnit document parses as XML with one suite per pack and one case per check.
+    #[test]
+    fn junit_parses_with_a_case_per_check() {
+        let rec = provisional();
+        let xml = render::junit::render(&rec);
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+        let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+        assert_eq!(cases, rec.checks.len());
+        let suites: Vec<&str> =
+            doc.descendants().filter(|n| n.has_tag_name("testsuite")).filter_map(|n| n.attribute("name")).collect();
+        assert!(suites.contains(&"sealmark.core"), "{suites:?}");
+    }
+
+    #[test]
     fn explain_page_secret_echo() {
         insta::assert_snapshot!(render::reference::explain(&defs::SECRET_ECHO));
     }

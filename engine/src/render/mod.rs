@@ -1,5 +1,8 @@
 //! Renderers: pure functions from a record (or the registry) to text.
 
+pub mod badge;
+pub mod junit;
+pub mod markdown;
 pub mod reference;
 pub mod text;
 

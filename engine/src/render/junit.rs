@@ -1,0 +1,80 @@
+//! JUnit XML: a test suite per pack, a test case per check (advisory and candidate
+//! checks included, marked in the name). fail and part are failures carrying the
+//! evidence; inconclusive is an error; n/a is skipped.
+
+use super::badge::escape;
+use crate::model::{Pack, Verdict};
+use crate::record::Record;
+use std::fmt::Write;
+
+pub fn render(r: &Record) -> String {
+    let file = r.config.file.as_deref().unwrap_or("sealmark.yaml");
+    let line = r.config.server_line.unwrap_or(1);
+    let mut suites = String::new();
+    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+    for pack in Pack::ALL {
+        let checks: Vec<_> = r.pack_checks(pack.id()).collect();
+        if checks.is_empty() {
+            continue;
+        }
+        let count = |v: &[Verdict]| checks.iter().filter(|c| v.contains(&c.verdict)).count();
+        let (f, e, s) =
+            (count(&[Verdict::Fail, Verdict::Part]), count(&[Verdict::Inconclusive]), count(&[Verdict::Na]));
+        tests += checks.len();
+        failures += f;
+        errors += e;
+        skipped += s;
+        let _ = writeln!(
+            suites,
+            "  <testsuite name=\"sealmark.{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{s}\">",
+            pack.id(),
+            checks.len()
+        );
+        for c in checks {
+            let mut marks = Vec::new();
+            if c.advisory {
+                marks.push("advisory, not scored");
+            }
+            if c.candidate {
+                marks.push("candidate");
+            }
+            let marks = if marks.is_empty() { String::new() } else { format!(" ({})", marks.join(", ")) };
+            let name = escape(&format!("{}: {}{marks}", c.id, c.label));
+            let _ = write!(
+                suites,
+                "    <testcase classname=\"sealmark.{}\" name=\"{name}\" file=\"{}\" line=\"{line}\"",
+                pack.id(),
+                escape(file)
+            );
+            let evidence: Vec<String> =
+                c.evidence.iter().map(|e| format!("[{}] {}: {}", e.verified_by.id(), e.probe, e.outcome)).collect();
+            let body = escape(&format!("scope: {}\n{}", c.scope, evidence.join("\n")));
+            let message = escape(&format!("{}: {}", c.verdict.id(), c.summary));
+            match c.verdict {
+                Verdict::Pass => suites.push_str("/>\n"),
+                Verdict::Fail | Verdict::Part => {
+                    let _ = writeln!(
+                        suites,
+                        ">\n      <failure message=\"{message}\" type=\"{}\">{body}</failure>\n    </testcase>",
+                        c.verdict.id()
+                    );
+                }
+                Verdict::Inconclusive => {
+                    let _ = writeln!(
+                        suites,
+                        ">\n      <error message=\"{message}\" type=\"inconclusive\">{body}</error>\n    </testcase>"
+                    );
+                }
+                Verdict::Na => {
+                    let _ = writeln!(suites, ">\n      <skipped message=\"{message}\"/>\n    </testcase>");
+                }
+            }
+        }
+        suites.push_str("  </testsuite>\n");
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"sealmark {} · {}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{suites}</testsuites>\n",
+        escape(&r.sealmark.version),
+        escape(&r.server.name)
+    )
+}
