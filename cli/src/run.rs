@@ -205,6 +205,7 @@ fn render_format(format: Format, record: &Record) -> String {
         Format::Json => render::json(record),
         Format::Markdown => render::markdown::render(record),
         Format::Junit => render::junit::render(record),
+        Format::Sarif => render::sarif::render(record),
         Format::Summary => render::markdown::summary(record),
         Format::Badge => render::badge::svg(record),
         Format::Shields => render::badge::shields(record),

@@ -206,6 +206,36 @@ mod tests {
     }
 
     #[test]
+    fn sarif_capped() {
+        insta::assert_json_snapshot!(
+            serde_json::from_str::<serde_json::Value>(&render::sarif::render(&capped())).unwrap(),
+            { ".runs[0].invocations[0].startTimeUtc" => "[startedAt]" }
+        );
+    }
+
+    /// The SARIF validates against the OASIS SARIF 2.1.0 schema.
+    #[test]
+    fn sarif_validates_against_the_schema() {
+        // The published schema's language pattern has a stray `]` that a strict
+        // meta-schema check refuses; this is the pattern it means (sealmark sets no language).
+        let text = include_str!("../testdata/sarif-2.1.0-rtm.5.json")
+            .replace("^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$", "^[a-zA-Z]{2}(-[a-zA-Z]{2})?$");
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema parses");
+        let validator = jsonschema::draft4::new(&schema).expect("the schema compiles");
+        assert!(!validator.is_valid(&serde_json::json!({"version": "2.0.0", "runs": [{}]})), "the schema bites");
+        for rec in [capped(), provisional()] {
+            let doc: serde_json::Value = serde_json::from_str(&render::sarif::render(&rec)).unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{errors:#?}");
+            let results = doc["runs"][0]["results"].as_array().unwrap();
+            let not_passing = rec.checks.iter().filter(|c| !matches!(c.verdict, Verdict::Pass | Verdict::Na)).count();
+            assert_eq!(results.len(), not_passing);
+            assert_eq!(doc["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap().len(), rec.checks.len());
+        }
+    }
+
+    #[test]
     fn explain_page_secret_echo() {
         insta::assert_snapshot!(render::reference::explain(&defs::SECRET_ECHO));
     }

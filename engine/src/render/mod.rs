@@ -4,6 +4,7 @@ pub mod badge;
 pub mod junit;
 pub mod markdown;
 pub mod reference;
+pub mod sarif;
 pub mod text;
 
 use crate::record::Record;
