@@ -17,16 +17,20 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Grade a server: start it, probe it, print the report.
-    #[command(after_help = "Exit codes: 0 every graded pack met the gate; 1 a graded pack is below the gate; \
-2 bad usage, config or environment; 130 interrupted.\n\n\
+    #[command(after_help = "Exit codes: 0 every graded pack met the gate; 1 a graded pack is below the gate \
+(with --profile ci, also a pack that ran but could not be graded; with --baseline, also a regression); \
+2 bad usage, config, record or environment; 130 interrupted.\n\n\
 Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Start the server as `run` would and say, pack by pack, what a run would do.
     #[command(after_help = "Exit codes: 0 the server was reached; 1 it was not; 2 bad usage or config.")]
     Doctor(TargetArgs),
     /// Write a commented starter sealmark.yaml for a server command; with --probes, print
     /// one valid call per tool of a server.
     Init(InitArgs),
+    /// Print the standard profile (standard.yaml): every locked setting at its standard
+    /// value, and the config.hash a STANDARD run carries.
+    Standard,
     /// List every check: id, pack, weight and label.
     ListChecks,
     /// Print the whole check registry as JSON.
@@ -75,6 +79,11 @@ pub struct InitArgs {
     /// The server command: `-- <command> [args…]` (required without --probes).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Profile {
+    Ci,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,6 +158,17 @@ pub struct RunArgs {
     /// Caller b's token, as --identity-a. Overrides identities.b.
     #[arg(long, value_name = "'${VAR}'")]
     pub identity_b: Option<String>,
+    /// Render a saved record (any format) without starting a server, re-graded by this
+    /// build's formula.
+    #[arg(long, value_name = "RECORD", conflicts_with_all = ["config", "command"])]
+    pub replay: Option<PathBuf>,
+    /// Compare with a saved record: list regressions (exit 1 when a verdict got worse),
+    /// new checks, a different configuration and tool-surface drift.
+    #[arg(long, value_name = "RECORD")]
+    pub baseline: Option<PathBuf>,
+    /// ci: a pack that ran but could not be graded (inconclusive) also fails the gate.
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -24,9 +24,13 @@ pub mod exit {
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let code = match cli.command {
-        args::Command::Run(a) => run::run(a),
+        args::Command::Run(a) => run::run(*a),
         args::Command::Doctor(a) => setup::doctor(a),
         args::Command::Init(a) => setup::init(a),
+        args::Command::Standard => {
+            print!("{}", sealmark_engine::assemble::standard_yaml());
+            exit::OK
+        }
         args::Command::ListChecks => reference::list_checks(),
         args::Command::Describe => reference::describe(),
         args::Command::Explain { check } => reference::explain(&check),

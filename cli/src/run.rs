@@ -1,7 +1,8 @@
 //! `sealmark run`.
 
-use crate::args::{Format, RunArgs};
+use crate::args::{Format, Profile, RunArgs};
 use crate::{exit, usage_error};
+use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
 use sealmark_engine::model::Pack;
@@ -9,39 +10,13 @@ use sealmark_engine::record::{PackStatus, Record};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
+use sealmark_engine::{METHODOLOGY, SCHEMA_VERSION};
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> u8 {
     let Some(gate) = Letter::parse(&args.fail_under) else {
         return usage_error(format!("--fail-under: expected A, B, C, D or F, found \"{}\"", args.fail_under));
     };
-    let mut config = match load_config(args.config.as_deref(), &args.command) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    if !args.packs.is_empty() {
-        let mut packs = Vec::new();
-        for name in &args.packs {
-            match Pack::from_id(name) {
-                Some(p) => packs.push(p),
-                None => {
-                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
-                    return usage_error(format!("--pack: unknown pack \"{name}\"{hint}"));
-                }
-            }
-        }
-        config.packs = Some(packs);
-    }
-    if args.upstream {
-        if !config.server_mentions("{upstream}") {
-            return usage_error(
-                "--upstream: the stub would be unused; put {upstream} where the server reads its backend address",
-            );
-        }
-        config.upstream.kind = Some("http".to_string());
-    }
     if args.out.is_some() && args.format.len() > 1 {
         return usage_error("--out takes one format; with several, use --out-dir DIR");
     }
@@ -51,15 +26,72 @@ pub fn run(args: RunArgs) -> u8 {
     {
         return usage_error(format!("--out: the directory {} does not exist", parent.display()));
     }
+    let baseline = match &args.baseline {
+        Some(path) => match load_record(path) {
+            Ok(r) => Some(r),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let record = match &args.replay {
+        Some(path) => match load_record(path) {
+            Ok(mut r) => {
+                sealmark_engine::assemble::regrade(&mut r);
+                r
+            }
+            Err(code) => return code,
+        },
+        None => match live(&args) {
+            Ok(r) => r,
+            Err(code) => return code,
+        },
+    };
+    if let Err(code) = write_reports(&args, &record) {
+        return code;
+    }
+    let mut code = gate_code(&record, gate, args.profile == Some(Profile::Ci));
+    if let Some(base) = &baseline {
+        let comparison = compare(base, &record);
+        eprint!("{}", comparison.render());
+        if !comparison.regressions.is_empty() {
+            eprintln!("sealmark: {} regression(s) against the baseline", comparison.regressions.len());
+            code = code.max(exit::BELOW_GATE);
+        }
+    }
+    code
+}
 
+/// Starts the server, runs every pack, and returns the record.
+fn live(args: &RunArgs) -> Result<Record, u8> {
+    let mut config = load_config(args.config.as_deref(), &args.command)?;
+    if !args.packs.is_empty() {
+        let mut packs = Vec::new();
+        for name in &args.packs {
+            match Pack::from_id(name) {
+                Some(p) => packs.push(p),
+                None => {
+                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    return Err(usage_error(format!("--pack: unknown pack \"{name}\"{hint}")));
+                }
+            }
+        }
+        config.packs = Some(packs);
+    }
+    if args.upstream {
+        if !config.server_mentions("{upstream}") {
+            return Err(usage_error(
+                "--upstream: the stub would be unused; put {upstream} where the server reads its backend address",
+            ));
+        }
+        config.upstream.kind = Some("http".to_string());
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return usage_error(format!("cannot start the async runtime: {e}")),
+        Err(e) => return Err(usage_error(format!("cannot start the async runtime: {e}"))),
     };
-    let (identity_a, identity_b) = match identities(&args, &config) {
-        Ok(ids) => ids,
-        Err(code) => return code,
-    };
+    let (identity_a, identity_b) = identities(args, &config)?;
     let options = RunOptions {
         keep_sandbox: args.keep_sandbox,
         db: sealmark_engine::run::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
@@ -79,9 +111,9 @@ pub fn run(args: RunArgs) -> u8 {
     let record = match outcome {
         None => {
             eprintln!("sealmark: interrupted; the server was stopped and the sandbox removed");
-            return exit::INTERRUPTED;
+            return Err(exit::INTERRUPTED);
         }
-        Some(Err(e)) => return usage_error(e),
+        Some(Err(e)) => return Err(usage_error(e)),
         Some(Ok(out)) => {
             if let Some(dir) = &out.kept_sandbox {
                 eprintln!("sealmark: the sandbox was kept at {}", dir.display());
@@ -95,6 +127,12 @@ pub fn run(args: RunArgs) -> u8 {
     if !record.sandbox.leftover_processes.is_empty() {
         eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
     }
+    Ok(record)
+}
+
+/// Writes the record in every format asked for: one to stdout or --out, several (or
+/// any with --out-dir) as files, with the grades on the console.
+fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
     let mut formats: Vec<Format> = Vec::new();
     for f in &args.format {
         if !formats.contains(f) {
@@ -103,32 +141,32 @@ pub fn run(args: RunArgs) -> u8 {
     }
     let to_files = formats.len() > 1 || args.out_dir.is_some();
     if !to_files {
-        let report = render_format(formats[0], &record);
+        let report = render_format(formats[0], record);
         match &args.out {
             Some(path) => {
                 if let Err(e) = write_atomically(path, &report) {
-                    return usage_error(format!("cannot write {}: {e}", path.display()));
+                    return Err(usage_error(format!("cannot write {}: {e}", path.display())));
                 }
                 eprintln!("sealmark: report written to {}", path.display());
-                print_grades(&record);
+                print_grades(record);
             }
             None => print!("{report}"),
         }
     } else {
         let dir = args.out_dir.clone().unwrap_or_else(|| "sealmark-report".into());
         if let Err(e) = std::fs::create_dir_all(&dir) {
-            return usage_error(format!("cannot create {}: {e}", dir.display()));
+            return Err(usage_error(format!("cannot create {}: {e}", dir.display())));
         }
         for f in &formats {
             let path = dir.join(f.file_name());
-            if let Err(e) = write_atomically(&path, &render_format(*f, &record)) {
-                return usage_error(format!("cannot write {}: {e}", path.display()));
+            if let Err(e) = write_atomically(&path, &render_format(*f, record)) {
+                return Err(usage_error(format!("cannot write {}: {e}", path.display())));
             }
             eprintln!("sealmark: wrote {}", path.display());
         }
-        print_grades(&record);
+        print_grades(record);
     }
-    gate_code(&record, gate)
+    Ok(())
 }
 
 /// The config: the quick form from a command after `--`, else the file (default
@@ -240,10 +278,42 @@ fn print_grades(record: &Record) {
 }
 
 /// 1 when any graded standard pack is below the gate, else 0.
-fn gate_code(record: &Record, gate: Letter) -> u8 {
+/// A saved record: refused with the file, line and column when it is not one, and when
+/// it comes from another methodology or a newer record version.
+fn load_record(path: &Path) -> Result<Record, u8> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
+    let record: Record = serde_json::from_str(&text).map_err(|e| {
+        usage_error(format!("{}:{}:{}: not a sealmark record: {e}", path.display(), e.line(), e.column()))
+    })?;
+    if record.sealmark.methodology != METHODOLOGY {
+        return Err(usage_error(format!(
+            "{}: a record of methodology {}; this sealmark grades by methodology {METHODOLOGY} and does not re-grade another (use a sealmark release of methodology {})",
+            path.display(),
+            record.sealmark.methodology,
+            record.sealmark.methodology
+        )));
+    }
+    if record.config.schema_version > SCHEMA_VERSION {
+        return Err(usage_error(format!(
+            "{}: record version {} is newer than this sealmark reads ({SCHEMA_VERSION}); update sealmark",
+            path.display(),
+            record.config.schema_version
+        )));
+    }
+    Ok(record)
+}
+
+/// The exit code: 1 when a graded pack is below the gate, or (profile ci) a pack that
+/// ran could not be graded; else 0.
+fn gate_code(record: &Record, gate: Letter, ci: bool) -> u8 {
     let mut graded = 0;
     let mut below = Vec::new();
     for (id, p) in &record.packs {
+        if ci && p.status == PackStatus::Inconclusive {
+            below.push(format!("{id} inconclusive (profile ci)"));
+            continue;
+        }
         if p.status != PackStatus::Graded {
             continue;
         }

@@ -316,3 +316,105 @@ fn every_format_is_written_and_the_human_ones_are_deterministic() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "text,json", "--out", "x.txt"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A saved record renders again without a server, re-graded; records of another
+/// methodology, a newer version or not JSON at all are refused with exit 2.
+#[test]
+fn replay_renders_a_saved_record_and_refuses_foreign_ones() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "packs: [core, fs, effects]\n");
+    let saved = scratch.path().join("record.json");
+    let out =
+        scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json", "--out", saved.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = scratch.run(&["run", "--config", cfg.to_str().unwrap()]).stdout;
+    let replayed = scratch.run(&["run", "--replay", saved.to_str().unwrap()]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert!(replayed.stdout == text, "a replay renders the same text as the run");
+    assert!(!String::from_utf8_lossy(&replayed.stderr).contains("running"), "no server was started");
+
+    let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    record["packs"]["fs"]["grade"]["letter"] = "F".into();
+    let tampered = scratch.path().join("tampered.json");
+    std::fs::write(&tampered, record.to_string()).unwrap();
+    let out = scratch.run(&["run", "--replay", tampered.to_str().unwrap(), "--format", "json"]);
+    let regraded: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(regraded["packs"]["fs"]["grade"]["letter"], "A", "the grade is recomputed from the verdicts");
+
+    let cases = [
+        ("old.json", "/sealmark/methodology", serde_json::json!("0.2"), "a record of methodology 0.2"),
+        ("new.json", "/config/schemaVersion", serde_json::json!(99), "record version 99 is newer"),
+    ];
+    for (name, pointer, value, want) in cases {
+        let mut r = record.clone();
+        *r.pointer_mut(pointer).unwrap() = value;
+        let path = scratch.path().join(name);
+        std::fs::write(&path, r.to_string()).unwrap();
+        let out = scratch.run(&["run", "--replay", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(want), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let junk = scratch.path().join("junk.json");
+    std::fs::write(&junk, "{\n  \"sealmark\": oops\n}\n").unwrap();
+    let out = scratch.run(&["run", "--replay", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("junk.json:2:"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// --baseline: a worse verdict is a regression (exit 1), a check the baseline lacks
+/// never is, a changed description is drift, a different config hash is noted.
+#[test]
+fn baselines_list_regressions_new_checks_and_drift() {
+    let scratch = Scratch::new();
+    let good = scratch.config("good", "packs: [core]\n");
+    let base = scratch.path().join("base.json");
+    scratch.run(&["run", "--config", good.to_str().unwrap(), "--format", "json", "--out", base.to_str().unwrap()]);
+    let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    record["checks"].as_array_mut().unwrap().retain(|c| c["id"] != "handshake");
+    record["config"]["hash"] = "sha256:other".into();
+    std::fs::write(&base, record.to_string()).unwrap();
+    let poisoned = scratch.config("poisoned", "packs: [core]\n");
+    let out = scratch.run(&["run", "--config", poisoned.to_str().unwrap(), "--baseline", base.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for line in [
+        "regression: tool-poisoning pass → fail",
+        "new checks (never a regression): handshake",
+        "tool-surface drift: read_file: its description changed",
+        "a different configuration (config.hash differs)",
+    ] {
+        assert!(err.contains(line), "missing {line:?} in:\n{err}");
+    }
+}
+
+/// --profile ci counts a pack that ran but could not be graded as a failure at the gate.
+#[test]
+fn profile_ci_fails_an_inconclusive_pack() {
+    let scratch = Scratch::new();
+    // A custom check whose one probe names a database placeholder cannot be judged.
+    let probe = "probes:\n  - { id: p, tool: read_file, args: { path: \"{sandbox}/{dsn}\" }, check: { id: custom-x, label: x, scope: server }, expect: { is_error: true } }\n";
+    let cfg = scratch.config("good", &format!("packs: [core, custom]\n{probe}"));
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["packs"]["custom"]["status"], "inconclusive", "{}", rec["packs"]["custom"]);
+    let plain = out.status.code();
+    let ci = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--profile", "ci"]);
+    assert_eq!(ci.status.code(), Some(1), "{}", String::from_utf8_lossy(&ci.stderr));
+    assert!(String::from_utf8_lossy(&ci.stderr).contains("custom inconclusive (profile ci)"));
+    assert_eq!(plain, Some(0), "without the profile an inconclusive pack does not gate");
+}
+
+/// `sealmark standard` prints the profile whose hash a STANDARD run carries.
+#[test]
+fn the_standard_profile_carries_the_hash_of_a_standard_run() {
+    let scratch = Scratch::new();
+    let out = scratch.run(&["standard"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let hash = text.lines().find_map(|l| l.strip_prefix("hash: ")).unwrap().trim_matches('"').to_string();
+    let cfg = scratch.config("good", "packs: [core]\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["config"]["profile"], "standard");
+    assert_eq!(rec["config"]["hash"], hash.as_str());
+    assert!(text.contains("  robust-input: { enabled: true, severity: scored, max_tools: 25"), "{text}");
+}

@@ -242,6 +242,17 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
     }
 }
 
+/// A saved record graded again by this build's formula (replay): every pack that has
+/// checks gets its grade recomputed from their verdicts and weights.
+pub fn regrade(record: &mut Record) {
+    for pack in Pack::ALL {
+        if record.checks.iter().any(|c| c.pack == pack.id()) {
+            let fresh = grade_pack(pack, &record.checks);
+            record.packs.insert(pack.id().to_string(), fresh);
+        }
+    }
+}
+
 fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
     let inputs: Vec<Input> = checks
         .iter()
@@ -318,6 +329,29 @@ fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
         Some(class) if tools_of_class(classification, class).is_empty() => format!("no {class} tool found"),
         Some(class) => format!("no {class} tool could be given a harness-owned argument (see Not covered)"),
     }
+}
+
+/// The standard profile as YAML (`sealmark standard`, standard.yaml): every locked
+/// setting at its standard value, and the `config.hash` a STANDARD run carries.
+pub fn standard_yaml() -> String {
+    let config = Config::default();
+    let (_, hash) = standard_profile(&config);
+    let mut o = format!(
+        "# The standard profile of methodology {METHODOLOGY}: the locked settings at their standard values.\n\
+         # A run whose config changes none of them is STANDARD and carries this config.hash.\n\
+         # Candidate checks and packs are not part of it.\n\
+         methodology: {METHODOLOGY}\nhash: \"{hash}\"\ntimeout_probe_sec: {}\nchecks:\n",
+        config.timeout_probe_sec
+    );
+    for def in CHECKS.iter().filter(|d| !d.candidate) {
+        let mut fields =
+            vec!["enabled: true".to_string(), format!("severity: {}", effective_weight(def, &config).id())];
+        for s in def.settings.iter().filter(|s| s.locked && !s.is_global()) {
+            fields.push(format!("{}: {}", s.key, s.default));
+        }
+        o.push_str(&format!("  {}: {{ {} }}\n", def.id, fields.join(", ")));
+    }
+    o
 }
 
 /// The differences from the standard profile, and the hash of the locked settings.

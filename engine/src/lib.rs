@@ -8,6 +8,7 @@
 
 pub mod assemble;
 pub mod classify;
+pub mod compare;
 pub mod config;
 pub mod grading;
 pub mod judge;

@@ -121,7 +121,7 @@ pub fn render(r: &Record) -> String {
 }
 
 /// What the exit code means, as `sealmark run --help` says it.
-pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it; 2 bad usage, config or environment; 130 interrupted.";
+pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it (with --profile ci also a pack that ran but could not be graded, with --baseline also a regression); 2 bad usage, config, record or environment; 130 interrupted.";
 
 /// The summary: a grade card per pack, one row per check with failures first, what to
 /// fix, and what the exit code means.
