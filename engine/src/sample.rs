@@ -8,6 +8,7 @@ use crate::model::{Verdict, VerifiedBy};
 use crate::record::{Announced, Evidence, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::registry::fs as fs_defs;
+use crate::registry::net as net_defs;
 use crate::tools::ToolInfo;
 use serde_json::json;
 
@@ -68,7 +69,9 @@ fn finding(verdict: Verdict, summary: &str) -> Finding {
     )
 }
 
-/// A critical fail caps a C at D; one scored part; advisory fail and n/a.
+/// The shared sample of every format's snapshot: pass, part, fail, inconclusive and
+/// n/a verdicts, a critical fail capping a C at D, a provisional grade (net) and
+/// advisory lines.
 pub fn capped() -> Record {
     assemble(
         &Config::default(),
@@ -111,6 +114,8 @@ pub fn capped() -> Record {
                 &fs_defs::EFFECTS_UNANNOTATED,
                 finding(Verdict::Na, "no unannotated read-style tool could be given a harness-owned control argument"),
             ),
+            (&net_defs::NET_LOOPBACK_SSRF, finding(Verdict::Inconclusive, "the control fetch did not arrive")),
+            (&net_defs::NET_SCHEME_ALLOWLIST, finding(Verdict::Pass, "6 other schemes were refused")),
         ],
     )
 }
@@ -180,7 +185,7 @@ mod tests {
         assert_eq!(keys, ["schemaVersion", "label", "message", "color"]);
         assert_eq!(
             (shields["message"].as_str(), shields["color"].as_str()),
-            (Some("core D · fs D · effects A"), Some("orange"))
+            (Some("core D · fs D · net A* · effects A"), Some("orange"))
         );
         rec.badge.eligible = false;
         rec.badge.reason = "a CUSTOM run".into();
