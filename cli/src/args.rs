@@ -31,6 +31,11 @@ Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
     /// Print the standard profile (standard.yaml): every locked setting at its standard
     /// value, and the config.hash a STANDARD run carries.
     Standard,
+    /// Print a published JSON Schema: of the record, or of sealmark.yaml.
+    Schema {
+        #[arg(value_enum)]
+        of: SchemaOf,
+    },
     /// List every check: id, pack, weight and label.
     ListChecks,
     /// Print the whole check registry as JSON.
@@ -79,6 +84,12 @@ pub struct InitArgs {
     /// The server command: `-- <command> [args…]` (required without --probes).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    Record,
+    Config,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -31,6 +31,16 @@ fn main() -> ExitCode {
             print!("{}", sealmark_engine::assemble::standard_yaml());
             exit::OK
         }
+        args::Command::Schema { of } => {
+            print!(
+                "{}",
+                match of {
+                    args::SchemaOf::Record => sealmark_engine::schema::record_schema(),
+                    args::SchemaOf::Config => sealmark_engine::schema::config_schema(),
+                }
+            );
+            exit::OK
+        }
         args::Command::ListChecks => reference::list_checks(),
         args::Command::Describe => reference::describe(),
         args::Command::Explain { check } => reference::explain(&check),

@@ -186,6 +186,11 @@ fn refused_minted_tokens_point_at_identities() {
     }
     let text = rec.to_string();
     assert!(!text.contains("tok-alice-1") && !text.contains("tok-bob-2"), "a token reached the record");
+    let out = std::process::Command::new(sealmark()).args(["schema", "record"]).output().unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> =
+        jsonschema::validator_for(&schema).unwrap().iter_errors(&rec).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "the record fits its schema: {errors:#?}");
     assert!(text.contains("{bearer:a}"), "evidence names the caller by placeholder");
 
     let out = run(&scratch, &["run", "--config", cfg.to_str().unwrap()], &[("TOY_A", "tok-alice-1")]);

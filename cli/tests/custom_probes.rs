@@ -59,6 +59,12 @@ fn the_delete_example_passes_on_a_careful_server_and_fails_on_one_that_deletes_a
     assert_eq!(rec["custom"]["probes"][0]["verdict"], "pass");
     assert!(rec["probes"]["calls"][0]["elapsedMs"].is_u64());
     assert_eq!(rec["coverage"]["toolsCalledValid"], 1);
+    // A real record with probes and custom checks fits the published record schema.
+    let out = std::process::Command::new(sealmark()).args(["schema", "record"]).output().unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> =
+        jsonschema::validator_for(&schema).unwrap().iter_errors(&rec).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 
     let cfg = toy_config(
         &scratch,

@@ -11,6 +11,23 @@ use serde_yaml_ng::Value as Yaml;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
+pub const TOP_KEYS: [&str; 11] = [
+    "server",
+    "packs",
+    "tools",
+    "checks",
+    "net",
+    "sql_tools",
+    "upstream",
+    "scope",
+    "identities",
+    "probes",
+    "timeout_probe_sec",
+];
+/// The keys of `server:`.
+pub const SERVER_KEYS: [&str; 7] = ["name", "version", "command", "args", "env", "url", "headers"];
+
 /// The default time to wait for the handshake and for each call.
 pub const DEFAULT_TIMEOUT_PROBE_SEC: u64 = 10;
 
@@ -382,23 +399,7 @@ impl Validator<'_> {
             return config;
         }
         let mut has_server = false;
-        for (key, v) in self.mapping(
-            "",
-            doc,
-            &[
-                "server",
-                "packs",
-                "tools",
-                "checks",
-                "net",
-                "sql_tools",
-                "upstream",
-                "scope",
-                "identities",
-                "probes",
-                "timeout_probe_sec",
-            ],
-        ) {
+        for (key, v) in self.mapping("", doc, &TOP_KEYS) {
             match key.as_str() {
                 "server" => {
                     has_server = true;
@@ -474,7 +475,7 @@ impl Validator<'_> {
 
     fn server(&mut self, v: &Yaml) -> ServerConfig {
         let mut s = ServerConfig::default();
-        for (key, val) in self.mapping("server", v, &["name", "version", "command", "args", "env", "url", "headers"]) {
+        for (key, val) in self.mapping("server", v, &SERVER_KEYS) {
             let path = join("server", &key);
             match key.as_str() {
                 "name" => s.name = self.string(&path, val),

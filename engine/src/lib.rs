@@ -19,6 +19,7 @@ pub mod registry;
 pub mod render;
 #[doc(hidden)]
 pub mod sample;
+pub mod schema;
 pub mod tools;
 pub mod upstream;
 

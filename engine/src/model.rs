@@ -5,7 +5,7 @@ use std::fmt;
 
 /// A pack groups checks that need the same kind of target. The order here is the
 /// order of the blocks in every report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pack {
     Core,
@@ -76,7 +76,7 @@ impl fmt::Display for Pack {
 }
 
 /// The result of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Fail,
@@ -121,7 +121,7 @@ impl Verdict {
 }
 
 /// How much a check counts in its pack's grade.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Weight {
     /// Scored, and a fail caps the pack at D.
@@ -148,7 +148,7 @@ impl Weight {
 
 /// How a piece of evidence was established, strongest first; the server's own
 /// answer (`response`) is the weakest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum VerifiedBy {
     State,

@@ -172,9 +172,10 @@ pub const DB_PLACEHOLDERS: [&str; 6] = ["{dsn}", "{host}", "{port}", "{user}", "
 /// The programs the harness puts on a command tool's PATH.
 pub const HARNESS_PROGRAMS: [&str; 4] = ["sm-echo", "sm-canary", "sm-sleep", "sm-spew"];
 
-const PROBE_KEYS: [&str; 11] =
+pub const PROBE_KEYS: [&str; 11] =
     ["id", "check", "tool", "args", "active", "timeout_ms", "expect", "identity", "matrix", "cases", "upstream"];
-const EXPECT_KEYS: [&str; 8] = ["is_error", "text", "files", "listener", "duration_ms", "upstream", "log", "response"];
+pub const EXPECT_KEYS: [&str; 8] =
+    ["is_error", "text", "files", "listener", "duration_ms", "upstream", "log", "response"];
 
 impl Validator<'_> {
     pub(crate) fn probes(&mut self, v: &Yaml) -> Vec<Probe> {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     pub sealmark: Producer,
@@ -39,13 +39,13 @@ pub struct Record {
     pub custom: Option<CustomRecord>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbesRecord {
     pub calls: Vec<ProbeCall>,
 }
 
 /// One valid call of `probes:`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeCall {
     pub name: String,
@@ -59,13 +59,13 @@ pub struct ProbeCall {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CustomRecord {
     pub probes: Vec<CustomProbe>,
 }
 
 /// One probe of a custom check.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CustomProbe {
     pub name: String,
     pub check: String,
@@ -75,7 +75,7 @@ pub struct CustomProbe {
 }
 
 /// What the upstream stub did.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpstreamRecord {
     /// Its URL (volatile: the port changes every run).
@@ -84,13 +84,13 @@ pub struct UpstreamRecord {
     pub requests: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Producer {
     pub version: String,
     pub methodology: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerRecord {
     pub name: String,
@@ -109,7 +109,7 @@ pub struct ServerRecord {
     pub announced: Option<Announced>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Announced {
     pub name: String,
@@ -118,7 +118,7 @@ pub struct Announced {
 }
 
 /// A tool as listed, reduced to what drift detection compares.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSurface {
     pub name: String,
@@ -130,7 +130,7 @@ pub struct ToolSurface {
     pub annotations: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Options {
     pub packs_requested: Vec<String>,
@@ -143,7 +143,7 @@ pub struct Options {
     pub sandbox: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PackStatus {
     Graded,
@@ -151,7 +151,7 @@ pub enum PackStatus {
     Inconclusive,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PackResult {
     pub status: PackStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,7 +160,7 @@ pub struct PackResult {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckResult {
     pub id: String,
@@ -176,7 +176,7 @@ pub struct CheckResult {
     pub evidence: Vec<Evidence>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Evidence {
     /// What was sent or inspected.
@@ -224,7 +224,7 @@ impl Evidence {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Classification {
     pub tool: String,
@@ -239,7 +239,7 @@ pub struct Classification {
     pub secondary: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxRecord {
     /// Always the placeholder `{sandbox_dir}`: the real path changes every run.
@@ -257,13 +257,13 @@ pub struct SandboxRecord {
     pub inherited: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DbRecord {
     pub used: bool,
     pub summary: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigRecord {
     pub hash: String,
@@ -280,7 +280,7 @@ pub struct ConfigRecord {
     pub server_line: Option<usize>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Coverage {
     pub valid_calls: u32,
@@ -290,14 +290,14 @@ pub struct Coverage {
     pub level: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Badge {
     pub eligible: bool,
     pub reason: String,
 }
 
 /// What the server printed on stderr, kept bounded.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerLog {
     pub bytes: u64,

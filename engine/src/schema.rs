@@ -1,0 +1,266 @@
+//! The published JSON Schemas: the record (derived from the record types) and
+//! sealmark.yaml (built from the key tables the validator reads and from the check
+//! registry). The committed copies in `site/schema/` are compared with these by a test.
+
+use crate::config::{SERVER_KEYS, TOP_KEYS};
+use crate::model::Pack;
+use crate::probes::{EXPECT_KEYS, PROBE_KEYS};
+use crate::record::Record;
+use crate::registry::{CHECKS, SettingKind};
+use serde_json::{Map, Value, json};
+
+const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("serialises");
+    s.push('\n');
+    s
+}
+
+/// The record's schema, from its types.
+pub fn record_schema() -> String {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Record)).expect("a schema serialises");
+    schema["$id"] = json!(format!("https://sealmark.dev/schema/record-v{}.json", crate::SCHEMA_VERSION));
+    schema["title"] = json!("sealmark record");
+    schema["description"] =
+        json!(format!("The complete result of one sealmark run (record version {}).", crate::SCHEMA_VERSION));
+    pretty(&schema)
+}
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+
+fn strings() -> Value {
+    json!({ "type": "array", "items": { "type": "string" } })
+}
+
+fn object(props: &[(&str, Value)], required: &[&str]) -> Value {
+    let mut p = Map::new();
+    for (k, v) in props {
+        p.insert((*k).to_string(), v.clone());
+    }
+    let mut o = json!({ "type": "object", "properties": p, "additionalProperties": false });
+    if !required.is_empty() {
+        o["required"] = json!(required);
+    }
+    o
+}
+
+fn setting(kind: SettingKind) -> Value {
+    match kind {
+        SettingKind::Integer { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
+        SettingKind::Bool => json!({ "type": "boolean" }),
+        SettingKind::StringList => strings(),
+        SettingKind::Text => string(),
+    }
+}
+
+fn reply() -> Value {
+    object(
+        &[
+            ("status", json!({ "type": "integer", "minimum": 100, "maximum": 599 })),
+            ("headers", json!({ "type": "object", "additionalProperties": { "type": "string" } })),
+            ("body", string()),
+            ("json", json!({})),
+            ("bytes", json!({ "type": "integer", "minimum": 0, "maximum": 268435456 })),
+        ],
+        &[],
+    )
+}
+
+fn expect() -> Value {
+    let regexes = || object(&[("matches", string()), ("not_matches", string())], &[]);
+    let clauses: Vec<(&str, Value)> = EXPECT_KEYS
+        .iter()
+        .map(|k| {
+            let v = match *k {
+                "is_error" => json!({ "type": "boolean" }),
+                "text" | "log" => regexes(),
+                "files" => object(&[("unchanged", strings()), ("created", strings()), ("absent", strings())], &[]),
+                "listener" => json!({ "enum": ["none", "hit", "any"] }),
+                "duration_ms" => object(&[("max", json!({ "type": "integer", "minimum": 1 }))], &[]),
+                "response" => object(&[("max_bytes", json!({ "type": "integer", "minimum": 1 }))], &[]),
+                _ => object(
+                    &[
+                        ("requests", json!({ "enum": ["none", "any"] })),
+                        ("none_matching", string()),
+                        ("all_matching", string()),
+                        (
+                            "header",
+                            json!({ "type": "object", "additionalProperties": object(&[("equals", string()), ("matches", string())], &[]) }),
+                        ),
+                        ("token_echoed", json!({ "type": "boolean" })),
+                    ],
+                    &[],
+                ),
+            };
+            (*k, v)
+        })
+        .collect();
+    object(&clauses, &[])
+}
+
+fn probe() -> Value {
+    let fields: Vec<(&str, Value)> = PROBE_KEYS
+        .iter()
+        .map(|k| {
+            let v = match *k {
+                "check" => object(
+                    &[
+                        ("id", json!({ "type": "string", "pattern": "^[A-Za-z0-9._-]+$" })),
+                        ("label", string()),
+                        ("scope", json!({ "type": "string", "pattern": "^(server|database|environment)" })),
+                        ("critical", json!({ "type": "boolean" })),
+                    ],
+                    &["id", "label", "scope"],
+                ),
+                "args" => json!({ "type": "object" }),
+                "active" => json!({ "type": "boolean" }),
+                "timeout_ms" => json!({ "type": "integer", "minimum": 1, "maximum": 600000 }),
+                "expect" => expect(),
+                "identity" => json!({ "enum": ["a", "b", "none"] }),
+                "matrix" => json!({ "type": "object", "additionalProperties": strings() }),
+                "cases" => json!({ "type": "array", "items": object(&[("id", string()), ("args", json!({ "type": "object" })), ("expect", expect())], &[]) }),
+                "upstream" => object(&[("reply", reply())], &[]),
+                _ => string(),
+            };
+            (*k, v)
+        })
+        .collect();
+    object(&fields, &["tool"])
+}
+
+/// The schema of sealmark.yaml.
+pub fn config_schema() -> String {
+    let server: Vec<(&str, Value)> = SERVER_KEYS
+        .iter()
+        .map(|k| {
+            let v = match *k {
+                "args" => strings(),
+                "env" | "headers" => json!({ "type": "object", "additionalProperties": { "type": "string" } }),
+                "url" => json!({ "type": "string", "pattern": "^https?://" }),
+                _ => string(),
+            };
+            (*k, v)
+        })
+        .collect();
+    let mut checks = Map::new();
+    for def in CHECKS {
+        let mut fields: Vec<(&str, Value)> = vec![
+            ("enabled", json!({ "type": "boolean" })),
+            ("severity", json!({ "enum": ["critical", "scored", "advisory"] })),
+        ];
+        fields.extend(def.own_settings().map(|s| (s.key, setting(s.kind))));
+        let mut entry = object(&fields, &[]);
+        entry["description"] = json!(def.label);
+        checks.insert(def.id.to_string(), entry);
+    }
+    let packs: Vec<&str> = Pack::ALL.iter().map(|p| p.id()).collect();
+    let top: Vec<(&str, Value)> = TOP_KEYS
+        .iter()
+        .map(|k| {
+            let v = match *k {
+                "server" => object(&server, &[]),
+                "packs" => json!({ "type": "array", "items": { "enum": packs }, "uniqueItems": true }),
+                "tools" => object(&[("include", strings()), ("exclude", strings())], &[]),
+                "checks" => json!({ "type": "object", "properties": checks, "additionalProperties": false }),
+                "net" => object(&[("control_url", string())], &[]),
+                "sql_tools" => json!({ "type": "array", "items": object(&[
+                    ("tool", string()),
+                    ("arg", string()),
+                    ("role", json!({ "enum": ["reader", "writer", "unknown"] })),
+                    ("shape", json!({ "enum": ["string", "array"] })),
+                    ("args", json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] } })),
+                ], &["tool", "arg"]) }),
+                "upstream" => object(
+                    &[
+                        ("kind", json!({ "enum": ["http", null] })),
+                        ("default_reply", reply()),
+                        ("responses", json!({ "type": "array", "items": object(&[
+                            ("id", string()),
+                            ("match", object(&[("method", string()), ("path", string()), ("body", string()), ("header", json!({ "type": "object", "additionalProperties": { "type": "string" } }))], &[])),
+                            ("reply", reply()),
+                        ], &[]) })),
+                    ],
+                    &[],
+                ),
+                "scope" => object(
+                    &[
+                        ("tools", json!({ "type": "array", "items": object(&[("tool", string()), ("param", string())], &["tool", "param"]) })),
+                        ("allow", strings()),
+                        ("deny", strings()),
+                        ("separator", json!({ "type": "string", "minLength": 1, "maxLength": 1 })),
+                    ],
+                    &[],
+                ),
+                "identities" => {
+                    let env = json!({ "type": "string", "pattern": "^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$" });
+                    object(&[("a", env.clone()), ("b", env)], &[])
+                }
+                "probes" => json!({ "type": "array", "items": probe() }),
+                _ => json!({ "type": "integer", "minimum": 1, "maximum": 600 }),
+            };
+            (*k, v)
+        })
+        .collect();
+    let mut schema = object(&top, &["server"]);
+    schema["$schema"] = json!(DRAFT);
+    schema["$id"] = json!("https://sealmark.dev/schema/sealmark.yaml.json");
+    schema["title"] = json!("sealmark.yaml");
+    schema["description"] = json!(format!(
+        "How sealmark starts a server and what it checks (methodology {}). Validation also checks what a schema cannot: placeholders, paths, regexes, tools the server declares.",
+        crate::METHODOLOGY
+    ));
+    pretty(&schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh(path: &str, generated: &str) {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+        if std::env::var_os("SEALMARK_BLESS").is_some() {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(committed == generated, "{path} is stale: run SEALMARK_BLESS=1 cargo test -p sealmark-engine schema");
+    }
+
+    #[test]
+    fn published_schemas_are_fresh() {
+        fresh("site/schema/record.schema.json", &record_schema());
+        fresh("site/schema/sealmark.schema.json", &config_schema());
+    }
+
+    #[test]
+    fn sample_records_validate_against_the_record_schema() {
+        let schema: Value = serde_json::from_str(&record_schema()).unwrap();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        for rec in [crate::sample::capped(), crate::sample::provisional()] {
+            let doc = serde_json::to_value(&rec).unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{errors:#?}");
+        }
+    }
+
+    #[test]
+    fn the_fixture_configs_validate_and_a_typo_does_not() {
+        let schema: Value = serde_json::from_str(&config_schema()).unwrap();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        for name in ["server-a.yaml", "sql-good.yaml", "config/scoped-http.yaml"] {
+            let text = std::fs::read_to_string(root.join(name)).unwrap();
+            crate::config::parse(name, &text).unwrap_or_else(|e| panic!("{e}"));
+            let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{name}: {errors:#?}");
+        }
+        let typo: Value = serde_yaml_ng::from_str("server: { comand: x }\n").unwrap();
+        assert!(!validator.is_valid(&typo));
+    }
+}
