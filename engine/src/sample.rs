@@ -208,6 +208,18 @@ mod tests {
         let suites: Vec<&str> =
             doc.descendants().filter(|n| n.has_tag_name("testsuite")).filter_map(|n| n.attribute("name")).collect();
         assert!(suites.contains(&"sealmark.core"), "{suites:?}");
+        // What JUnit readers rely on: the counts on each suite match its cases.
+        for suite in doc.descendants().filter(|n| n.has_tag_name("testsuite")) {
+            let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+            let count = |tag: &str| cases.iter().filter(|c| c.children().any(|k| k.has_tag_name(tag))).count();
+            let attr = |a: &str| suite.attribute(a).and_then(|v| v.parse::<usize>().ok()).unwrap();
+            assert_eq!(attr("tests"), cases.len());
+            assert_eq!(
+                (attr("failures"), attr("errors"), attr("skipped")),
+                (count("failure"), count("error"), count("skipped"))
+            );
+            assert!(cases.iter().all(|c| c.attribute("classname").is_some() && c.attribute("name").is_some()));
+        }
     }
 
     #[test]
