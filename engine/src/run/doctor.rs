@@ -2,16 +2,15 @@
 //! would, read what it declares, and say what a run would do with it, without
 //! sending a single probe.
 
-use super::{RunError, RunOptions, Runner, backend, core, db, probes};
+use super::{RunError, RunOptions, Runner, core, db, probes};
 use crate::classify::classify;
 use crate::config::Config;
 use crate::model::Pack;
 use crate::probes::PATH_PLACEHOLDERS;
-use crate::record::{Classification, ServerLog};
+use crate::record::Classification;
 use crate::registry::pack_doc;
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
-use std::time::Duration;
 
 /// What the server declared, and whether it could be reached.
 pub struct Inspection {
@@ -36,17 +35,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
         Some(Ok(d)) => d.seed.placeholders(db::SESSION_ROLE),
         _ => db::empty_placeholders(),
     };
-    let mut runner = Runner {
-        config,
-        sandbox: &sandbox,
-        vars,
-        timeout: Duration::from_secs(config.timeout_probe_sec),
-        leftovers: Vec::new(),
-        log: ServerLog::default(),
-        gaps: Vec::new(),
-        timeouts: 0,
-        callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
-    };
+    let mut runner = Runner::new(config, &sandbox, vars, options);
     let mut live = runner.launch().await?;
     let (handshake, caps) = core::open(&mut live.session).await;
     let mut inspection = Inspection {

@@ -105,7 +105,22 @@ fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObserva
     out
 }
 
-impl Runner<'_> {
+impl<'a> Runner<'a> {
+    /// A runner that starts servers with these database placeholder values.
+    fn new(config: &'a Config, sandbox: &'a Sandbox, vars: Vec<(String, String)>, options: &RunOptions) -> Self {
+        Runner {
+            config,
+            sandbox,
+            vars,
+            timeout: Duration::from_secs(config.timeout_probe_sec),
+            leftovers: Vec::new(),
+            log: ServerLog::default(),
+            gaps: Vec::new(),
+            timeouts: 0,
+            callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
+        }
+    }
+
     /// A config value with the role's database placeholders and the sandbox's filled in.
     fn expand(&self, s: &str) -> String {
         let s = self.vars.iter().fold(s.to_string(), |acc, (k, v)| acc.replace(k, v));
@@ -286,17 +301,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         ),
     };
     let mut db_reason = Some(db_reason);
-    let mut runner = Runner {
-        config,
-        sandbox: &sandbox,
-        vars,
-        timeout: Duration::from_secs(config.timeout_probe_sec),
-        leftovers: Vec::new(),
-        log: ServerLog::default(),
-        gaps: Vec::new(),
-        timeouts: 0,
-        callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
-    };
+    let mut runner = Runner::new(config, &sandbox, vars, options);
 
     let mut obs = CoreObservations {
         canaries: sandbox
