@@ -122,3 +122,22 @@ fn an_enormous_line_is_dropped_not_buffered() {
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("a line longer than 8388608 bytes"), "{summary}");
 }
+
+/// A custom check and a valid call against a server whose calls hang: the probes are
+/// inconclusive (or not made) with the reason, and the run still ends promptly.
+#[test]
+fn probes_against_hung_calls_are_inconclusive_not_hung() {
+    let probes = "packs: [core, custom]\nprobes:\n  - { tool: read_file, args: { path: \"{sandbox}/ok.txt\" } }\n  - { id: p, tool: read_file, args: { path: \"{canary}/secret.txt\" }, check: { id: custom-hang, label: refuses the canary, scope: server }, expect: { is_error: true } }\n";
+    let (rec, _) = {
+        let scratch = Scratch::new();
+        let started = Instant::now();
+        let (rec, _) = record(&scratch, "hang-on-call", &format!("{FAST}{probes}"));
+        assert!(started.elapsed() < Duration::from_secs(40), "took {:?}", started.elapsed());
+        assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
+        (rec, scratch)
+    };
+    assert_eq!(verdict(&rec, "custom-hang"), Verdict::Inconclusive);
+    let probe = &rec["custom"]["probes"][0];
+    assert_eq!(probe["verdict"], "inconclusive", "{probe}");
+    assert!(rec["probes"]["calls"][0]["outcome"].as_str().is_some(), "{}", rec["probes"]);
+}
