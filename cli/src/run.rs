@@ -6,11 +6,10 @@ use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
 use sealmark_engine::model::Pack;
-use sealmark_engine::record::{PackStatus, Record};
+use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_saved};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
-use sealmark_engine::{METHODOLOGY, SCHEMA_VERSION};
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> u8 {
@@ -283,25 +282,10 @@ fn print_grades(record: &Record) {
 fn load_record(path: &Path) -> Result<Record, u8> {
     let text =
         std::fs::read_to_string(path).map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
-    let record: Record = serde_json::from_str(&text).map_err(|e| {
-        usage_error(format!("{}:{}:{}: not a sealmark record: {e}", path.display(), e.line(), e.column()))
-    })?;
-    if record.sealmark.methodology != METHODOLOGY {
-        return Err(usage_error(format!(
-            "{}: a record of methodology {}; this sealmark grades by methodology {METHODOLOGY} and does not re-grade another (use a sealmark release of methodology {})",
-            path.display(),
-            record.sealmark.methodology,
-            record.sealmark.methodology
-        )));
-    }
-    if record.config.schema_version > SCHEMA_VERSION {
-        return Err(usage_error(format!(
-            "{}: record version {} is newer than this sealmark reads ({SCHEMA_VERSION}); update sealmark",
-            path.display(),
-            record.config.schema_version
-        )));
-    }
-    Ok(record)
+    read_saved(&text).map_err(|e| match e {
+        SavedRecordError::NotARecord { .. } => usage_error(format!("{}:{e}", path.display())),
+        _ => usage_error(format!("{}: {e}", path.display())),
+    })
 }
 
 /// The exit code: 1 when a graded pack is below the gate, or (profile ci) a pack that

@@ -253,10 +253,11 @@ pub fn regrade(record: &mut Record) {
     }
 }
 
-fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
-    let inputs: Vec<Input> = checks
+/// The formula's view of a pack's checks: each with the weight it counted with.
+pub fn pack_inputs<'c>(pack: &str, checks: &'c [CheckResult]) -> Vec<Input<'c>> {
+    checks
         .iter()
-        .filter(|c| c.pack == pack.id())
+        .filter(|c| c.pack == pack)
         .map(|c| Input {
             id: &c.id,
             weight: if c.advisory {
@@ -268,7 +269,11 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
             },
             verdict: c.verdict,
         })
-        .collect();
+        .collect()
+}
+
+fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
+    let inputs = pack_inputs(pack.id(), checks);
     match grading::grade(pack.id(), &inputs) {
         Outcome::Graded(g) => PackResult { status: PackStatus::Graded, grade: Some(g), reason: None },
         Outcome::NotGraded { all_na, reason } => PackResult {

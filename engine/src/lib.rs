@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod classify;
 pub mod compare;
 pub mod config;
+pub mod explain;
 pub mod grading;
 pub mod judge;
 pub mod model;

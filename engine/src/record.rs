@@ -74,6 +74,37 @@ pub struct CustomProbe {
     pub detail: String,
 }
 
+/// Why a saved record cannot be read (replay, baselines, the viewer).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SavedRecordError {
+    #[error("{line}:{column}: not a sealmark record: {message}")]
+    NotARecord { line: usize, column: usize, message: String },
+    #[error(
+        "a record of methodology {found}; this sealmark grades by methodology {} and does not re-grade another (use a sealmark release of methodology {found})",
+        crate::METHODOLOGY
+    )]
+    OtherMethodology { found: String },
+    #[error("record version {found} is newer than this sealmark reads ({}); update sealmark", crate::SCHEMA_VERSION)]
+    NewerVersion { found: u32 },
+}
+
+/// A saved record, refused when it is not JSON of a record, comes from another
+/// methodology, or has a newer record version than this build reads.
+pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
+    let record: Record = serde_json::from_str(text).map_err(|e| SavedRecordError::NotARecord {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    if record.sealmark.methodology != crate::METHODOLOGY {
+        return Err(SavedRecordError::OtherMethodology { found: record.sealmark.methodology });
+    }
+    if record.config.schema_version > crate::SCHEMA_VERSION {
+        return Err(SavedRecordError::NewerVersion { found: record.config.schema_version });
+    }
+    Ok(record)
+}
+
 /// What the upstream stub did.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
