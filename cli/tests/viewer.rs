@@ -145,6 +145,10 @@ fn records_open_with_their_grade_math_and_bad_ones_get_a_message() {
     assert!(page.contains("so C is capped at D.") || page.contains("is capped at D."), "{page}");
     assert!(page.contains("[response]"), "an evidence line: {page}");
 
+    let page = dom(&format!("{base}/?record=capped.json&baseline=good.json"));
+    assert!(page.contains("Compared with the baseline:"), "{page}");
+    assert!(page.contains("regression: secret-echo pass → fail"), "the CLI's baseline rule: {page}");
+
     let page = dom(&format!("{base}/?record=old.json"));
     assert!(page.contains("not a record the viewer can read: a record of methodology 0.2"), "{page}");
     let page = dom(&format!("{base}/?record=missing.json"));

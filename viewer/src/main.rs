@@ -5,9 +5,11 @@
 //!
 //! Where the record comes from, first found: `<script type="application/json"
 //! id="sealmark-record">` embedded in the page, else `?record=<path>` fetched relative
-//! to the page.
+//! to the page. `&baseline=<path>` compares it with an earlier record, by the rule the
+//! CLI's `--baseline` applies (`engine::compare`).
 
 use leptos::prelude::*;
+use sealmark_engine::compare::compare;
 use sealmark_engine::explain::grade_math;
 use sealmark_engine::judge::text::visible;
 use sealmark_engine::model::Pack;
@@ -17,17 +19,18 @@ fn main() {
     mount_to_body(App);
 }
 
-/// What the page shows: nothing yet, a record, or why there is none.
+/// What the page shows: nothing yet, a record (with what comparing it with a baseline
+/// found), or why there is none.
 #[derive(Clone)]
 enum Loaded {
     Waiting,
-    Record(Box<Record>),
+    Record(Box<Record>, Option<String>),
     Problem(String),
 }
 
 fn parse(text: &str, from: &str) -> Loaded {
     match read_saved(text) {
-        Ok(r) => Loaded::Record(Box::new(r)),
+        Ok(r) => Loaded::Record(Box::new(r), None),
         Err(e) => Loaded::Problem(format!("{from}: this is not a record the viewer can read: {e}")),
     }
 }
@@ -39,10 +42,21 @@ fn embedded() -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-/// `?record=` from the page's URL.
-fn record_param() -> Option<String> {
+/// A parameter of the page's URL (`?record=`, `&baseline=`).
+fn param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("record")
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+}
+
+/// The record compared with the baseline at `path`, as the lines the CLI prints.
+async fn compared(record: &Record, path: &str) -> String {
+    match fetch_text(path).await {
+        Ok(text) => match read_saved(&text) {
+            Ok(base) => compare(&base, record).render(),
+            Err(e) => format!("{path}: this baseline is not a record the viewer can read: {e}"),
+        },
+        Err(e) => format!("the baseline {e}"),
+    }
 }
 
 async fn fetch_text(path: &str) -> Result<String, String> {
@@ -66,12 +80,16 @@ fn App() -> impl IntoView {
     let (loaded, set_loaded) = signal(Loaded::Waiting);
     if let Some(text) = embedded() {
         set_loaded.set(parse(&text, "the embedded record"));
-    } else if let Some(path) = record_param() {
+    } else if let Some(path) = param("record") {
         leptos::task::spawn_local(async move {
-            set_loaded.set(match fetch_text(&path).await {
+            let mut loaded = match fetch_text(&path).await {
                 Ok(text) => parse(&text, &path),
                 Err(e) => Loaded::Problem(e),
-            });
+            };
+            if let (Loaded::Record(r, cmp), Some(base)) = (&mut loaded, param("baseline")) {
+                *cmp = Some(compared(r, &base).await);
+            }
+            set_loaded.set(loaded);
         });
     } else {
         set_loaded.set(Loaded::Problem(
@@ -83,7 +101,15 @@ fn App() -> impl IntoView {
             {move || match loaded.get() {
                 Loaded::Waiting => view! { <p class="status">"Loading the record…"</p> }.into_any(),
                 Loaded::Problem(why) => view! { <p class="problem" role="alert">{why}</p> }.into_any(),
-                Loaded::Record(r) => view! { <Report record=*r/> }.into_any(),
+                Loaded::Record(r, cmp) => view! {
+                    {cmp.map(|c| view! {
+                        <section class="compare">
+                            <ul>{c.lines().map(|l| view! { <li>{l.trim().to_string()}</li> }).collect_view()}</ul>
+                        </section>
+                    })}
+                    <Report record=*r/>
+                }
+                .into_any(),
             }}
         </main>
     }
