@@ -313,6 +313,18 @@ fn every_format_is_written_and_the_human_ones_are_deterministic() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(files[0].join("sealmark-report.json")).unwrap()).unwrap();
     assert_eq!(json["packs"]["fs"]["grade"]["letter"], "A");
+    // A standard JUnit reader (Python's junitparser, installed by scripts/test) reads it.
+    let read = std::process::Command::new("python3")
+        .args(["-c", "import sys, junitparser\nx = junitparser.JUnitXml.fromfile(sys.argv[1])\nprint(sum(1 for s in x for c in s), sum(s.failures for s in x), sum(s.skipped for s in x))"])
+        .arg(files[0].join("sealmark-report.junit.xml"))
+        .output()
+        .expect("python3 runs");
+    assert!(read.status.success(), "junitparser refused it: {}", String::from_utf8_lossy(&read.stderr));
+    let counts: Vec<usize> =
+        String::from_utf8_lossy(&read.stdout).split_whitespace().map(|n| n.parse().unwrap()).collect();
+    let checks = json["checks"].as_array().unwrap();
+    let count = |v: &[&str]| checks.iter().filter(|c| v.contains(&c["verdict"].as_str().unwrap())).count();
+    assert_eq!(counts, [checks.len(), count(&["fail", "part"]), count(&["na"])], "cases, failures, skipped");
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "text,json", "--out", "x.txt"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -219,20 +219,10 @@ pub fn config_schema() -> String {
 mod tests {
     use super::*;
 
-    fn fresh(path: &str, generated: &str) {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
-        if std::env::var_os("SEALMARK_BLESS").is_some() {
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, generated).unwrap();
-        }
-        let committed = std::fs::read_to_string(&file).unwrap_or_default();
-        assert!(committed == generated, "{path} is stale: run SEALMARK_BLESS=1 cargo test -p sealmark-engine schema");
-    }
-
     #[test]
     fn published_schemas_are_fresh() {
-        fresh("site/schema/record.schema.json", &record_schema());
-        fresh("site/schema/sealmark.schema.json", &config_schema());
+        crate::render::assert_fresh("site/schema/record.schema.json", &record_schema());
+        crate::render::assert_fresh("site/schema/sealmark.schema.json", &config_schema());
     }
 
     #[test]

@@ -39,6 +39,15 @@ impl Default for HandshakeObs {
 }
 
 impl HandshakeObs {
+    /// Why the session did not open, in the server's words where it gave some.
+    pub fn why_not_open(&self) -> String {
+        match self {
+            HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
+            HandshakeObs::NoAnswer { reason } => reason.clone(),
+            HandshakeObs::Answered { .. } => "no capabilities".to_string(),
+        }
+    }
+
     pub fn result(&self) -> Option<&Value> {
         match self {
             HandshakeObs::Answered { result, .. } => Some(result),

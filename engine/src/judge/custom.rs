@@ -5,7 +5,7 @@
 use super::Finding;
 use super::core::Answer;
 use crate::model::{Verdict, VerifiedBy};
-use crate::probes::{Expect, HeaderExpect, ListenerExpect, Probe};
+use crate::probes::{CheckMeta, Expect, HeaderExpect, ListenerExpect, Probe};
 use crate::record::Evidence;
 use serde_json::Value;
 
@@ -266,6 +266,37 @@ pub fn custom_check(probes: &[(&Probe, &ProbeObs)]) -> Finding {
         (v, format!("{failed} of {n} probe(s) failed: {}", lines(Verdict::Fail).join("; ")))
     };
     Finding::new(verdict, summary, evidence)
+}
+
+/// The custom checks, in the order their first probe is written, and each probe's line.
+pub fn findings(observed: &[(Probe, ProbeObs)]) -> (Vec<(CheckMeta, Finding)>, Vec<crate::record::CustomProbe>) {
+    let mut checks: Vec<(CheckMeta, Finding)> = Vec::new();
+    for (p, _) in observed {
+        let Some(meta) = &p.check else { continue };
+        if checks.iter().any(|(m, _)| m.id == meta.id) {
+            continue;
+        }
+        let mine: Vec<_> = observed
+            .iter()
+            .filter(|(q, _)| q.check.as_ref().is_some_and(|m| m.id == meta.id))
+            .map(|(q, o)| (q, o))
+            .collect();
+        checks.push((meta.clone(), custom_check(&mine)));
+    }
+    let lines = observed
+        .iter()
+        .map(|(p, o)| {
+            let (verdict, detail) = probe_verdict(p, o);
+            crate::record::CustomProbe {
+                name: p.name.clone(),
+                check: p.check.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+                tool: p.tool.clone(),
+                verdict,
+                detail,
+            }
+        })
+        .collect();
+    (checks, lines)
 }
 
 /// The strongest observer a probe's clauses could have read.

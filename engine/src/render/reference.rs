@@ -172,15 +172,6 @@ mod tests {
     /// The committed checks reference must match the registry.
     #[test]
     fn checks_reference_is_fresh() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../site/reference/checks.md");
-        let fresh = super::checks_markdown();
-        if std::env::var_os("SEALMARK_BLESS").is_some() {
-            std::fs::write(path, &fresh).expect("write the reference");
-        }
-        let committed = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "site/reference/checks.md is stale: run SEALMARK_BLESS=1 cargo test -p sealmark-engine checks_reference"
-        );
+        crate::render::assert_fresh("site/reference/checks.md", &super::checks_markdown());
     }
 }

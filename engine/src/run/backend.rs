@@ -5,7 +5,7 @@
 //! call) is looked for in every request recorded from the moment the call was sent,
 //! percent-decoded and in any case. Nothing the server answers decides a verdict.
 
-use super::core::{MAX_TIMEOUTS, call_answer, open};
+use super::core::{MAX_TIMEOUTS, call_answer, plain_answer};
 use super::dbpack::sql_targets;
 use super::sandbox::random_hex;
 use super::session::Reply;
@@ -13,7 +13,7 @@ use super::upstream::Stub;
 use super::{Live, RunError, Runner};
 use crate::config::ScopedTool;
 use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
-use crate::judge::core::{Answer, HandshakeObs};
+use crate::judge::core::Answer;
 use crate::judge::credential::{CALLER_PROBES, Caller, CallerCall, Carried, CredentialObservations};
 use crate::judge::scope::{allowed_name, names};
 use crate::judge::sql_guard::{CONTROL, REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES, fill, reference_sql};
@@ -346,26 +346,20 @@ async fn call_as(
         call.answer = Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") };
         return call;
     }
-    let Some(mut session) = runner.session_as(live, caller) else {
-        call.session_refused = Some("the server is not reached over HTTP".to_string());
-        return call;
+    let mut session = match runner.open_as(live, caller).await {
+        Ok(s) => s,
+        Err(why) => {
+            call.session_refused = Some(why);
+            return call;
+        }
     };
-    let (handshake, caps) = open(&mut session).await;
-    if caps.is_none() {
-        call.session_refused = Some(match handshake {
-            HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
-            HandshakeObs::NoAnswer { reason } => reason,
-            HandshakeObs::Answered { .. } => "no capabilities".to_string(),
-        });
-        return call;
-    }
     let before = stub.count();
     let reply =
         session.request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}")).await;
     if reply == Reply::Timeout {
         runner.timeouts += 1;
     }
-    call.answer = answer(reply);
+    call.answer = plain_answer(reply);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let (a, b) = (runner.callers.a.as_str(), runner.callers.b.as_str());
     call.requests = stub
@@ -387,20 +381,6 @@ async fn call_as(
         })
         .collect();
     call
-}
-
-fn answer(reply: Reply) -> Answer {
-    match reply {
-        Reply::Result(r) => {
-            let (text, is_error) = super::core::call_text(&r);
-            if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
-        }
-        Reply::Error { code, message } => Answer::RpcError { code, message },
-        Reply::Timeout => Answer::Timeout,
-        Reply::Silence => Answer::Silence,
-        Reply::TooLarge => Answer::TooLarge,
-        Reply::Gone(why) => Answer::Died { reason: why },
-    }
 }
 
 /// Whether a header (lower-case name) carries a credential.

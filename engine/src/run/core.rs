@@ -214,36 +214,40 @@ pub fn call_text(result: &Value) -> (String, bool) {
 /// an error's text is clipped, a timeout counts toward the run's budget of unanswered
 /// calls when `count_timeout`, and a lost server is remembered on `live`.
 pub fn call_answer(reply: Reply, runner: &mut Runner<'_>, live: &mut Live, count_timeout: bool) -> Answer {
-    match reply {
-        Reply::Result(r) => {
-            let (text, is_error) = call_text(&r);
-            if is_error { Answer::ToolError { text: clip(&text, 2000) } } else { Answer::Success { text } }
-        }
-        Reply::Error { code, message } => Answer::RpcError { code, message },
-        Reply::Timeout => {
+    match plain_answer(reply) {
+        Answer::ToolError { text } => Answer::ToolError { text: clip(&text, 2000) },
+        Answer::Timeout => {
             runner.timeouts += u32::from(count_timeout);
             Answer::Timeout
         }
-        Reply::Silence => Answer::Silence,
-        Reply::TooLarge => Answer::TooLarge,
-        Reply::Gone(why) => {
-            live.gone = Some(why.clone());
-            Answer::Died { reason: why }
+        Answer::Died { reason } => {
+            live.gone = Some(reason.clone());
+            Answer::Died { reason }
         }
+        other => other,
     }
 }
 
-fn answer_of(reply: Reply) -> Answer {
+/// What a reply amounts to, its texts whole and nothing recorded about the run.
+pub fn plain_answer(reply: Reply) -> Answer {
     match reply {
         Reply::Result(r) => {
             let (text, is_error) = call_text(&r);
-            if is_error { Answer::ToolError { text } } else { Answer::Success { text: clip(&text, 500) } }
+            if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
         }
         Reply::Error { code, message } => Answer::RpcError { code, message },
         Reply::Timeout => Answer::Timeout,
         Reply::Silence => Answer::Silence,
         Reply::TooLarge => Answer::TooLarge,
         Reply::Gone(why) => Answer::Died { reason: why },
+    }
+}
+
+/// A robust-input answer: a success is kept short, a rejection whole for refusal-quality.
+fn answer_of(reply: Reply) -> Answer {
+    match plain_answer(reply) {
+        Answer::Success { text } => Answer::Success { text: clip(&text, 500) },
+        other => other,
     }
 }
 

@@ -58,15 +58,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
                 inspection.probe_problems = Some(problems);
             }
         }
-        None => {
-            inspection.unreachable = Some(match handshake {
-                crate::judge::core::HandshakeObs::Rejected { code, message, .. } => {
-                    format!("initialize was refused ({code}: {message})")
-                }
-                crate::judge::core::HandshakeObs::NoAnswer { reason } => format!("no handshake: {reason}"),
-                crate::judge::core::HandshakeObs::Answered { .. } => "no capabilities".to_string(),
-            })
-        }
+        None => inspection.unreachable = Some(format!("no handshake: {}", handshake.why_not_open())),
     }
     runner.retire(&mut live).await;
     inspection.leftovers = std::mem::take(&mut runner.leftovers);

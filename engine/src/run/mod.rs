@@ -156,11 +156,16 @@ impl<'a> Runner<'a> {
         self.config.server.url.is_some() && self.config.server.headers.values().any(|v| v.contains("{bearer}"))
     }
 
-    /// A new session to the running HTTP server, as `caller`; `None` for a stdio server.
-    fn session_as(&self, live: &Live, caller: crate::judge::credential::Caller) -> Option<Session> {
-        let url = self.config.server.url.as_ref()?;
+    /// A new session to the running HTTP server, opened as `caller` (handshake done),
+    /// or why it could not be.
+    async fn open_as(&self, live: &Live, caller: crate::judge::credential::Caller) -> Result<Session, String> {
+        let url = self.config.server.url.as_ref().ok_or("the server is not reached over HTTP")?;
         let exited = live.process.as_ref().map(|p| p.exited.clone());
-        Some(Session::new(Session::http(&self.expand(url), self.headers_as(caller), exited), self.timeout))
+        let mut session = Session::new(Session::http(&self.expand(url), self.headers_as(caller), exited), self.timeout);
+        match core::open(&mut session).await {
+            (_, Some(_)) => Ok(session),
+            (handshake, None) => Err(handshake.why_not_open()),
+        }
     }
 
     async fn launch(&mut self) -> Result<Live, RunError> {
@@ -383,11 +388,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         // The main session is caller a's: a server that refused it refused the token.
         backend_obs.credential.bearer = runner.uses_bearer();
         backend_obs.credential.identities = runner.callers.identities;
-        backend_obs.credential.main_refused = Some(match &obs.handshake {
-            judge::HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
-            judge::HandshakeObs::NoAnswer { reason } => reason.clone(),
-            judge::HandshakeObs::Answered { .. } => String::new(),
-        });
+        backend_obs.credential.main_refused = Some(obs.handshake.why_not_open());
     }
     obs.captured = std::mem::take(&mut live.session.captured);
     runner.retire(&mut live).await;
@@ -514,7 +515,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
 
     let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
     valid_calls.extend(probe_answered);
-    let (custom, custom_probes) = custom_findings(&custom_obs);
+    let (custom, custom_probes) = crate::judge::custom::findings(&custom_obs);
     valid_calls.extend(
         backend_obs.scope.iter().chain(&backend_obs.statements).filter(|r| r.control_held()).map(|r| r.tool.clone()),
     );
@@ -564,40 +565,6 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         custom_probes,
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
-}
-
-/// The custom checks, in the order their first probe is written, and each probe's line.
-fn custom_findings(
-    observed: &[(crate::probes::Probe, crate::judge::custom::ProbeObs)],
-) -> (Vec<(crate::probes::CheckMeta, crate::judge::Finding)>, Vec<crate::record::CustomProbe>) {
-    use crate::judge::custom::{custom_check, probe_verdict};
-    let mut checks: Vec<(crate::probes::CheckMeta, crate::judge::Finding)> = Vec::new();
-    for (p, _) in observed {
-        let Some(meta) = &p.check else { continue };
-        if checks.iter().any(|(m, _)| m.id == meta.id) {
-            continue;
-        }
-        let mine: Vec<_> = observed
-            .iter()
-            .filter(|(q, _)| q.check.as_ref().is_some_and(|m| m.id == meta.id))
-            .map(|(q, o)| (q, o))
-            .collect();
-        checks.push((meta.clone(), custom_check(&mine)));
-    }
-    let lines = observed
-        .iter()
-        .map(|(p, o)| {
-            let (verdict, detail) = probe_verdict(p, o);
-            crate::record::CustomProbe {
-                name: p.name.clone(),
-                check: p.check.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
-                tool: p.tool.clone(),
-                verdict,
-                detail,
-            }
-        })
-        .collect();
-    (checks, lines)
 }
 
 /// The command as a user would type it, placeholders unexpanded.

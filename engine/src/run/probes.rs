@@ -2,14 +2,14 @@
 //! warning), and the custom checks, each probe observed through the sandbox, the
 //! listener, the upstream stub and the server log.
 
-use super::core::{MAX_TIMEOUTS, call_text, open};
+use super::core::{MAX_TIMEOUTS, plain_answer};
 use super::listener::Listener;
 use super::sandbox::{Sandbox, random_hex};
-use super::session::{Reply, Session};
+use super::session::Reply;
 use super::upstream::Stub;
 use super::{Live, RunError, Runner};
 use crate::classify::{Class, classify};
-use crate::judge::core::{Answer, HandshakeObs};
+use crate::judge::core::Answer;
 use crate::judge::credential::Caller;
 use crate::judge::custom::{FileSeen, ProbeObs, ProbeOutcome, RequestSeen, Seen, evaluate};
 use crate::probes::{DB_PLACEHOLDERS, Identity, Probe, schema_mismatch, strings_in, target_refusal};
@@ -188,23 +188,22 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
     if let Some(stub) = targets.stub {
         stub.script(None);
     }
-    let (answer, response_bytes) = match reply {
-        Reply::Result(r) => {
-            let (text, is_error) = call_text(&r);
-            let bytes = reply_bytes(&r);
-            (if is_error { Answer::ToolError { text } } else { Answer::Success { text } }, bytes)
-        }
-        Reply::Error { code, message } => (Answer::RpcError { code, message }, 0),
-        Reply::Timeout => {
+    let response_bytes = match &reply {
+        Reply::Result(r) => reply_bytes(r),
+        Reply::TooLarge => super::process::MAX_LINE as u64 + 1,
+        _ => 0,
+    };
+    // Like call_answer, but the texts stay whole: expect clauses read them.
+    let answer = match plain_answer(reply) {
+        Answer::Timeout => {
             runner.timeouts += 1;
-            (Answer::Timeout, 0)
+            Answer::Timeout
         }
-        Reply::Silence => (Answer::Silence, 0),
-        Reply::TooLarge => (Answer::TooLarge, super::process::MAX_LINE as u64 + 1),
-        Reply::Gone(why) => {
-            live.gone = Some(why.clone());
-            (Answer::Died { reason: why }, 0)
+        Answer::Died { reason } => {
+            live.gone = Some(reason.clone());
+            Answer::Died { reason }
         }
+        other => other,
     };
     let reply_text = match &answer {
         Answer::Success { text } | Answer::ToolError { text } => text.clone(),
@@ -242,7 +241,6 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
         token_echoed: (!minted.is_empty()).then(|| minted.iter().any(|m| reply_text.contains(m.as_str()))),
         log,
     };
-    obs.args = Value::Object(p.args.clone());
     obs.outcome = ProbeOutcome::Observed(Box::new(seen));
     obs
 }
@@ -255,26 +253,13 @@ async fn call_as(
     p: &Probe,
     args: &Map<String, Value>,
 ) -> Result<Reply, String> {
-    let mut session: Session =
-        runner.session_as(live, caller).ok_or_else(|| "identity needs an HTTP server".to_string())?;
+    let mut session =
+        runner.open_as(live, caller).await.map_err(|why| format!("the session as {caller:?} did not open ({why})"))?;
     if let Some(ms) = p.timeout_ms {
         session.timeout = Duration::from_millis(ms);
     }
-    let (handshake, caps) = open(&mut session).await;
-    if caps.is_none() {
-        return Err(match handshake {
-            HandshakeObs::Rejected { code, message, .. } => {
-                format!("the session as {caller:?} was refused ({code}: {message})")
-            }
-            HandshakeObs::NoAnswer { reason } => format!("the session as {caller:?} did not open ({reason})"),
-            HandshakeObs::Answered { .. } => "no capabilities".to_string(),
-        });
-    }
-    let reply = session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await;
-    if reply == Reply::Timeout {
-        runner.timeouts += 1;
-    }
-    Ok(reply)
+    // The caller counts a timeout, as for a call in the main session.
+    Ok(session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await)
 }
 
 /// A probe value with `{token}` and the harness placeholders filled, at any depth.
