@@ -107,6 +107,9 @@ pub enum Format {
     Summary,
     Badge,
     Shields,
+    /// A folder (index.html, the viewer and the record) that opens from any static host
+    /// or from file://.
+    Html,
 }
 
 impl Format {
@@ -121,6 +124,7 @@ impl Format {
             Format::Summary => "sealmark-report.summary.txt",
             Format::Badge => "sealmark-report.svg",
             Format::Shields => "sealmark-report.shields.json",
+            Format::Html => "index.html",
         }
     }
 }
@@ -131,7 +135,8 @@ pub struct RunArgs {
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Report format; repeat or comma-separate for several, written as files into
-    /// --out-dir (default ./sealmark-report/).
+    /// --out-dir (default ./sealmark-report/). html is always a folder: index.html, the
+    /// viewer and sealmark-report.json, to publish as it is.
     #[arg(long, short = 'f', value_enum, value_delimiter = ',', default_value = "text")]
     pub format: Vec<Format>,
     /// Write the report to FILE instead of standard output (one format only).

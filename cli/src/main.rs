@@ -2,6 +2,7 @@
 //! `sealmark-engine`.
 
 mod args;
+mod publish;
 mod reference;
 mod run;
 mod setup;

@@ -19,6 +19,14 @@ pub fn run(args: RunArgs) -> u8 {
     if args.out.is_some() && args.format.len() > 1 {
         return usage_error("--out takes one format; with several, use --out-dir DIR");
     }
+    if args.format.contains(&Format::Html) {
+        if args.out.is_some() {
+            return usage_error("--format html writes a folder: use --out-dir DIR instead of --out");
+        }
+        if let Some(why) = crate::publish::unavailable() {
+            return usage_error(why);
+        }
+    }
     if let Some(out) = &args.out
         && let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
         && !parent.is_dir()
@@ -138,7 +146,7 @@ fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
             formats.push(*f);
         }
     }
-    let to_files = formats.len() > 1 || args.out_dir.is_some();
+    let to_files = formats.len() > 1 || args.out_dir.is_some() || formats.contains(&Format::Html);
     if !to_files {
         let report = render_format(formats[0], record);
         match &args.out {
@@ -157,11 +165,17 @@ fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
             return Err(usage_error(format!("cannot create {}: {e}", dir.display())));
         }
         for f in &formats {
-            let path = dir.join(f.file_name());
-            if let Err(e) = write_atomically(&path, &render_format(*f, record)) {
-                return Err(usage_error(format!("cannot write {}: {e}", path.display())));
+            let files = match f {
+                Format::Html => crate::publish::files(record),
+                _ => vec![(f.file_name(), render_format(*f, record).into_bytes())],
+            };
+            for (name, content) in files {
+                let path = dir.join(name);
+                if let Err(e) = write_atomically(&path, &content) {
+                    return Err(usage_error(format!("cannot write {}: {e}", path.display())));
+                }
             }
-            eprintln!("sealmark: wrote {}", path.display());
+            eprintln!("sealmark: wrote {}", dir.join(f.file_name()).display());
         }
         print_grades(record);
     }
@@ -246,6 +260,7 @@ fn render_format(format: Format, record: &Record) -> String {
         Format::Summary => render::markdown::summary(record),
         Format::Badge => render::badge::svg(record),
         Format::Shields => render::badge::shields(record),
+        Format::Html => unreachable!("html is a folder, written by publish::files"),
     }
 }
 
@@ -259,7 +274,7 @@ fn describe_target(config: &Config) -> String {
 
 /// Writes through a temporary file in the same directory, so a failed run never
 /// leaves a half-written report where a good one was.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{}.sealmark-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("report")));
     std::fs::write(&tmp, text)?;

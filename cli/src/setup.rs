@@ -153,7 +153,7 @@ fn init_probes(args: InitArgs) -> u8 {
         }
     }
     let sep = if existing.is_empty() || existing.ends_with('\n') { "" } else { "\n" };
-    if let Err(e) = write_atomically(&args.config, &format!("{existing}{sep}{block}")) {
+    if let Err(e) = write_atomically(&args.config, format!("{existing}{sep}{block}")) {
         return usage_error(format!("cannot write {}: {e}", args.config.display()));
     }
     eprintln!("sealmark: appended {} call(s) to {}", calls.len(), args.config.display());

@@ -1,45 +1,28 @@
-//! The viewer end to end: built with trunk, served on loopback by a plain static
-//! server, opened in headless Chromium with records from real runs, a record it must
-//! refuse, and a hostile record whose text must stay text.
+//! The viewer end to end, in headless Chromium: folders published by `sealmark run
+//! --format html` from real runs of every toy server open from `file://` (asking for
+//! nothing but their own files) and from a plain static server, with the grades the
+//! CLI printed; records open from `?record=`, the file picker and a drop; a baseline is
+//! compared; bad and hostile records get a message or stay text; the site's pages,
+//! search and links work, at phone width and in print.
 
+mod browser;
 mod common;
 
-use common::Scratch;
+use browser::Browser;
+use common::{Scratch, sealmark, toy_fetch, toy_server, toy_sql, toy_sqlite};
+use sealmark_engine::registry::CHECKS;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
-fn viewer_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../viewer")
-}
-
-/// Builds the viewer once per test run (trunk, offline, with the pinned wasm-bindgen).
-fn dist() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            // Its own target directory: the cargo running this test may hold the lock on ours.
-            let out = Command::new("trunk")
-                .args(["build", "--release", "--offline"])
-                .env("CARGO_TARGET_DIR", viewer_dir().join("../target/viewer"))
-                .current_dir(viewer_dir())
-                .output()
-                .expect("trunk is on PATH (scripts/test installs it)");
-            assert!(out.status.success(), "trunk build failed:\n{}", String::from_utf8_lossy(&out.stderr));
-            viewer_dir().join("dist")
-        })
-        .clone()
-}
-
-/// Serves `roots` (first match wins) on 127.0.0.1; returns the base URL.
-fn serve(roots: Vec<PathBuf>) -> String {
+/// Serves `root` on 127.0.0.1 as a plain static host; returns the base URL.
+fn serve(root: PathBuf) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let roots = roots.clone();
+            let root = root.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(&stream);
                 let mut line = String::new();
@@ -53,16 +36,16 @@ fn serve(roots: Vec<PathBuf>) -> String {
                     }
                 }
                 let path = line.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/");
-                let name = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
-                let file = roots.iter().map(|r| r.join(name)).find(|p| p.is_file());
+                let name = if path.ends_with('/') { format!("{path}index.html") } else { path.to_string() };
+                let file = root.join(name.trim_start_matches('/'));
                 let mut out = &stream;
-                match file.and_then(|f| std::fs::read(&f).ok().map(|b| (f, b))) {
-                    Some((f, body)) => {
-                        let kind = match f.extension().and_then(|e| e.to_str()) {
+                match std::fs::read(&file) {
+                    Ok(body) if !name.contains("..") => {
+                        let kind = match file.extension().and_then(|e| e.to_str()) {
                             Some("html") => "text/html; charset=utf-8",
                             Some("js") => "text/javascript",
-                            Some("wasm") => "application/wasm",
                             Some("css") => "text/css",
+                            Some("wasm") => "application/wasm",
                             _ => "application/json",
                         };
                         let _ = write!(
@@ -72,7 +55,7 @@ fn serve(roots: Vec<PathBuf>) -> String {
                         );
                         let _ = out.write_all(&body);
                     }
-                    None => {
+                    _ => {
                         let _ =
                             out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                     }
@@ -83,82 +66,334 @@ fn serve(roots: Vec<PathBuf>) -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-/// The page's DOM after its scripts ran, from headless Chromium.
-fn dom(url: &str) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=10000",
-            &format!("--user-data-dir={}", profile.path().display()),
-            "--dump-dom",
-            url,
-        ])
+/// Runs sealmark (the toy servers' directory first on PATH) and returns its stderr.
+fn sealmark_in(scratch: &Scratch, args: &[&str]) -> String {
+    let bin = sealmark().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(sealmark())
+        .args(args)
+        .env("PATH", path)
+        .env("TMPDIR", scratch.path().join("tmp"))
         .output()
-        .expect("chromium is installed (scripts/test installs it)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+        .expect("sealmark runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.code().is_some_and(|c| c < 2), "sealmark {args:?} failed:\n{stderr}");
+    stderr
 }
 
-fn saved_record(scratch: &Scratch, mode: &str, name: &str) -> PathBuf {
-    let cfg = scratch.config(mode, "packs: [core, fs, effects]\n");
-    let path = scratch.path().join(name);
-    scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json", "--out", path.to_str().unwrap()]);
-    assert!(path.exists(), "no record for {mode}");
-    path
+/// Publishes a run of `cfg` as html (and text) into `dir`.
+fn publish(scratch: &Scratch, cfg: &Path, dir: &Path) {
+    let stderr = sealmark_in(
+        scratch,
+        &["run", "--config", cfg.to_str().unwrap(), "--format", "html,text", "--out-dir", dir.to_str().unwrap()],
+    );
+    assert!(dir.join("index.html").is_file(), "no index.html: {stderr}");
+}
+
+fn file_url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// Opens a published page and waits until the viewer drew its record.
+fn open(b: &mut Browser, url: &str) -> String {
+    b.goto(url);
+    b.wait_for("document.documentElement.hasAttribute('data-rendered-ms')");
+    b.text()
+}
+
+/// Whitespace collapsed, as the browser's innerText of inline elements reads.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The pack lines of the CLI's text report (`PACK fs  GRADE A  (4/4 points, 100%)`)
+/// and its cap lines, each of which the viewer must show the same.
+fn cli_grade_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("PACK ") || l.trim_start().starts_with("Capped at D:"))
+        .map(|l| squash(l.trim_end_matches("  candidate pack").trim_end_matches("  custom grade")))
+        .collect()
 }
 
 #[test]
-fn records_open_with_their_grade_math_and_bad_ones_get_a_message() {
+fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
     let scratch = Scratch::new();
-    saved_record(&scratch, "good", "good.json");
-    saved_record(&scratch, "env-echo", "capped.json");
-    let good: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(scratch.path().join("good.json")).unwrap()).unwrap();
-    let mut old = good.clone();
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/config/scoped-http.yaml"))
+            .unwrap();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let configs: Vec<(&str, PathBuf)> = vec![
+        ("toy-server", scratch.config_named("toy-server", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "")),
+        ("toy-fetch", scratch.config_named("toy-fetch", &toy_fetch(), &["--mode", "good"], "")),
+        ("toy-sqlite", scratch.config_named("toy-sqlite", &toy_sqlite(), &["--mode", "good", "{sqlite}"], "")),
+        ("toy-sql", {
+            let cfg = scratch.config_named("toy-sql", &toy_sql(), &["--mode", "no-row-cap"], "timeout_probe_sec: 5\n");
+            add_env(&cfg, "DATABASE_URL: \"{dsn}\"")
+        }),
+        ("toy-data", {
+            let p = scratch.path().join("toy-data.yaml");
+            std::fs::write(&p, example.replace("8080", &port.to_string())).unwrap();
+            p
+        }),
+    ];
+    std::thread::scope(|s| {
+        for (name, cfg) in &configs {
+            let scratch = &scratch;
+            s.spawn(move || publish(scratch, cfg, &scratch.path().join(name)));
+        }
+    });
+
+    let mut b = Browser::launch();
+    let base = serve(scratch.path().to_path_buf());
+    for (name, _) in &configs {
+        let dir = scratch.path().join(name);
+        let cli = std::fs::read_to_string(dir.join("sealmark-report.txt")).unwrap();
+        let want = cli_grade_lines(&cli);
+        assert!(want.iter().any(|l| l.contains(" GRADE ")), "{name}: the CLI graded something:\n{cli}");
+
+        b.forget();
+        let page = open(&mut b, &file_url(&dir.join("index.html")));
+        for line in &want {
+            assert!(page.contains(line.as_str()), "{name}: the viewer lacks the CLI's {line:?}:\n{page}");
+        }
+        assert!(page.contains("How this grade was computed"), "{name}");
+        let own = file_url(&dir);
+        let foreign: Vec<String> = b.requests().into_iter().filter(|u| !u.starts_with(&own)).collect();
+        assert!(foreign.is_empty(), "{name}: requests beyond its own files: {foreign:?}");
+        assert!(b.exceptions().is_empty(), "{name}: {:?}", b.exceptions());
+
+        assert!(b.requests().iter().any(|u| u.ends_with("/viewer-wasm.js")), "from disk, the module comes in a script");
+
+        // The same folder from a plain static host, which fetches the module as it is.
+        b.forget();
+        let page = open(&mut b, &format!("{base}/{name}/"));
+        assert!(page.contains(want[0].as_str()), "{name} over HTTP:\n{page}");
+        let requests = b.requests();
+        assert!(requests.iter().any(|u| u.ends_with("/viewer.wasm")), "{requests:?}");
+        assert!(!requests.iter().any(|u| u.ends_with("/viewer-wasm.js")), "{requests:?}");
+        assert!(requests.iter().all(|u| u.starts_with(&base)), "{requests:?}");
+    }
+
+    // Each pack's math ends in the letter the CLI printed, step by step.
+    let toy = scratch.path().join("toy-server");
+    open(&mut b, &file_url(&toy.join("index.html")));
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+    let page = b.text();
+    for want in ["step 4 3 of 4 points: 75%.", "so B is capped at D.", "step 9 Grade D.", "[response]"] {
+        assert!(page.contains(want), "missing {want:?}:\n{page}");
+    }
+    b.screenshot("report");
+}
+
+fn add_env(cfg: &Path, line: &str) -> PathBuf {
+    let text = std::fs::read_to_string(cfg).unwrap().replace("    TEST_TAG:", &format!("    {line}\n    TEST_TAG:"));
+    std::fs::write(cfg, text).unwrap();
+    cfg.to_path_buf()
+}
+
+/// A good and a capped record, published, with JSON copies to open other ways.
+fn two_records(scratch: &Scratch) -> (PathBuf, PathBuf) {
+    let good = scratch.config_named("good", &toy_server(), &["--mode", "good", "{sandbox}"], "");
+    let capped = scratch.config_named("capped", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "");
+    let (g, c) = (scratch.path().join("good"), scratch.path().join("capped"));
+    std::thread::scope(|s| {
+        s.spawn(|| publish(scratch, &good, &g));
+        s.spawn(|| publish(scratch, &capped, &c));
+    });
+    (g.join("sealmark-report.json"), c.join("sealmark-report.json"))
+}
+
+#[test]
+fn records_open_from_a_url_the_picker_or_a_drop_and_compare_with_a_baseline() {
+    let scratch = Scratch::new();
+    let (good, capped) = two_records(&scratch);
+    let base = serve(scratch.path().to_path_buf());
+    let mut b = Browser::launch();
+
+    // ?record= overrides the embedded record; &baseline= compares by the CLI's rule.
+    let page =
+        open(&mut b, &format!("{base}/good/?record=../capped/sealmark-report.json&baseline=sealmark-report.json"));
+    assert!(page.contains("Compared with the baseline"), "{page}");
+    assert!(page.contains("regression: secret-echo pass → fail"), "{page}");
+    assert!(page.contains("Capped at D: a critical check failed; without the cap the grade would be B."), "{page}");
+    b.eval("document.querySelector('.compare-table').open = true");
+    let rows =
+        b.eval("[...document.querySelectorAll('.compare-table tr.regression td')].map(t => t.innerText).join('|')");
+    assert!(rows.as_str().unwrap().starts_with("secret-echo"), "{rows}");
+    assert!(rows.as_str().unwrap().contains("|PASS|FAIL|regression"), "{rows}");
+
+    // The file picker: the good record's page opens the capped one, then a baseline.
+    open(&mut b, &file_url(&scratch.path().join("good/index.html")));
+    b.pick_files("#open-record", &[&capped]);
+    let page = b.wait_for_text("without the cap the grade would be B");
+    assert!(!page.contains("Compared with the baseline"));
+    b.pick_files("#open-baseline", &[&good]);
+    let page = b.wait_for_text("Compared with the baseline");
+    assert!(page.contains("regression: secret-echo pass → fail"), "{page}");
+
+    // A drop anywhere on the page opens the dropped file as the record.
+    let text = std::fs::read_to_string(&good).unwrap();
+    open(&mut b, &file_url(&scratch.path().join("capped/index.html")));
+    b.eval(&format!(
+        "(() => {{ const dt = new DataTransfer(); dt.items.add(new File([{}], 'dropped.json', {{ type: 'application/json' }}));
+           document.querySelector('main').dispatchEvent(new DragEvent('drop', {{ dataTransfer: dt, bubbles: true, cancelable: true }})); }})()",
+        serde_json::json!(text)
+    ));
+    b.wait_for("!document.body.innerText.includes('without the cap the grade would be B')");
+    let page = b.text();
+    assert!(page.contains("PACK core GRADE A (4/4 points, 100%)"), "{page}");
+
+    // A dropped file that is not a record gets a message, not a blank page.
+    b.eval(
+        "(() => { const dt = new DataTransfer(); dt.items.add(new File(['{not json'], 'notes.json'));
+           document.querySelector('main').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true })); })()",
+    );
+    let page = b.wait_for_text("notes.json: this is not a record the viewer can read");
+    assert!(page.contains("line 1"), "{page}");
+}
+
+#[test]
+fn bad_records_get_a_message_and_hostile_ones_stay_text() {
+    let scratch = Scratch::new();
+    let (good, _) = two_records(&scratch);
+    let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    let mut old = rec.clone();
     old["sealmark"]["methodology"] = "0.2".into();
     std::fs::write(scratch.path().join("old.json"), old.to_string()).unwrap();
-    let mut hostile = good.clone();
+    let mut newer = rec.clone();
+    newer["config"]["schemaVersion"] = 99.into();
+    std::fs::write(scratch.path().join("newer.json"), newer.to_string()).unwrap();
+    let mut hostile = rec.clone();
     hostile["server"]["name"] = "<script>document.title='pwned'</script>\u{200b}Evil".into();
     hostile["checks"][0]["label"] = "<img src=x onerror=\"document.title='pwned'\">".into();
     hostile["checks"][0]["summary"] = "[click](javascript:alert(1)) \u{202e}gnp.exe".into();
-    std::fs::write(scratch.path().join("hostile.json"), hostile.to_string()).unwrap();
+    hostile["checks"][0]["evidence"][0]["outcome"] = "</script><script>document.title='pwned'</script>".into();
+    hostile["classification"][0]["tool"] = "<a href=\"javascript:document.title='pwned'\">x</a>".into();
+    let hostile_path = scratch.path().join("hostile.json");
+    std::fs::write(&hostile_path, hostile.to_string()).unwrap();
+    // The hostile record published as its own page: embedded, not fetched.
+    let out = scratch.path().join("hostile");
+    sealmark_in(
+        &scratch,
+        &["run", "--replay", hostile_path.to_str().unwrap(), "--format", "html", "--out-dir", out.to_str().unwrap()],
+    );
 
-    let base = serve(vec![dist(), scratch.path().to_path_buf()]);
-    let page = dom(&format!("{base}/?record=good.json"));
-    for want in [
-        "PACK fs",
-        "GRADE A (4/4 points, 100%)",
-        "How this grade was computed",
-        "4 of 4 points: 100%.",
-        "scope: server",
-    ] {
-        assert!(page.contains(want), "missing {want:?} in:\n{page}");
-    }
-    let page = dom(&format!("{base}/?record=capped.json"));
-    assert!(page.contains("so C is capped at D.") || page.contains("is capped at D."), "{page}");
-    assert!(page.contains("[response]"), "an evidence line: {page}");
-
-    let page = dom(&format!("{base}/?record=capped.json&baseline=good.json"));
-    assert!(page.contains("Compared with the baseline:"), "{page}");
-    assert!(page.contains("regression: secret-echo pass → fail"), "the CLI's baseline rule: {page}");
-
-    let page = dom(&format!("{base}/?record=old.json"));
+    let base = serve(scratch.path().to_path_buf());
+    let mut b = Browser::launch();
+    let page = open(&mut b, &format!("{base}/good/?record=../old.json"));
     assert!(page.contains("not a record the viewer can read: a record of methodology 0.2"), "{page}");
-    let page = dom(&format!("{base}/?record=missing.json"));
-    assert!(page.contains("missing.json: HTTP 404"), "{page}");
+    let page = open(&mut b, &format!("{base}/good/?record=../missing.json"));
+    assert!(page.contains("../missing.json: HTTP 404"), "{page}");
+    let page = open(&mut b, &format!("{base}/good/?record=../newer.json"));
+    assert!(page.contains("not a record the viewer can read") && page.contains("99"), "{page}");
 
-    let page = dom(&format!("{base}/?record=hostile.json"));
-    assert!(!page.contains("pwned</title>") && page.contains("<title>sealmark report</title>"), "a script ran: {page}");
-    assert!(page.contains("&lt;script&gt;document.title="), "the name is shown as text: {page}");
-    assert!(page.contains("&lt;img src=x onerror="), "the label is shown as text: {page}");
-    assert!(!page.contains("<img"), "no element came from the record: {page}");
-    assert!(!page.contains("href=\"javascript:"), "no link came from the record: {page}");
-    assert!(page.contains("\\u{200b}") && page.contains("\\u{202e}"), "invisible characters are shown: {page}");
+    for url in [format!("{base}/good/?record=../hostile.json"), file_url(&out.join("index.html"))] {
+        b.forget();
+        let page = open(&mut b, &url);
+        b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+        let title = b.eval("document.title");
+        assert!(title.as_str().unwrap().starts_with("sealmark report"), "a script ran: {title}");
+        assert!(page.contains("<script>document.title='pwned'</script>\\u{200b}Evil"), "the name is text: {page}");
+        assert!(page.contains("<img src=x onerror="), "the label is text: {page}");
+        assert!(page.contains("\\u{202e}gnp.exe"), "invisible characters are shown: {page}");
+        let counts = b.eval(
+            "[document.querySelectorAll('img').length, document.querySelectorAll('a[href^=\"javascript\"]').length,
+              document.querySelectorAll('main script').length, document.querySelectorAll('[onerror]').length]",
+        );
+        assert_eq!(counts, serde_json::json!([0, 0, 0, 0]), "elements came from the record");
+        assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
+    }
+}
+
+#[test]
+fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_print() {
+    let scratch = Scratch::new();
+    let (good, _) = two_records(&scratch);
+    let page_url = file_url(&good.with_file_name("index.html"));
+    let mut b = Browser::launch();
+    open(&mut b, &page_url);
+
+    // Every report line of a registry check links to its page.
+    let links = b.eval("[...document.querySelectorAll('a.check-id')].map(a => a.getAttribute('href'))");
+    assert!(links.as_array().unwrap().iter().any(|h| h == "#/checks/fs-read-escape"), "{links}");
+    b.eval("document.querySelector('a.check-id[href=\"#/checks/fs-read-escape\"]').click()");
+    let page = b.wait_for_text("What to fix");
+    assert!(page.contains("fs-read-escape") && page.contains("checks.fs-read-escape.enabled"), "{page}");
+
+    // Every check in the registry has its page, with the facts `sealmark explain` prints.
+    for c in CHECKS {
+        b.eval(&format!("location.hash = '#/checks/{}'", c.id));
+        b.wait_for(&format!("document.querySelector('.check-page h1 code')?.innerText === '{}'", c.id));
+        let page = b.text();
+        for fact in [c.label, "How the verdict is established", "False negatives"] {
+            assert!(page.contains(&squash(fact)), "{}: missing {fact:?}", c.id);
+        }
+    }
+    b.eval("location.hash = '#/checks/no-such-check'");
+    b.wait_for_text("has no check no-such-check");
+
+    // The hand-written pages, the packs, and search across them.
+    b.eval("location.hash = '#/methodology'");
+    b.wait_for_text("Grading formula");
+    b.eval("location.hash = '#/configuration/probes'");
+    b.wait_for_text("timeout_ms");
+    b.eval("location.hash = '#/cli'");
+    b.wait_for_text("sealmark run");
+    b.eval("location.hash = '#/packs/db'");
+    b.wait_for_text("Postgres");
+    b.eval(
+        "(() => { const s = document.querySelector('input.search'); s.value = 'symlink';
+           s.dispatchEvent(new Event('input', { bubbles: true })); })()",
+    );
+    b.wait_for_text("Search: symlink");
+    let hits = b.eval("[...document.querySelectorAll('.search-results a')].map(a => a.getAttribute('href'))");
+    assert_eq!(hits[0], "#/checks/fs-symlink-escape", "{hits}");
+    b.eval("document.querySelector('.search-results a').click()");
+    b.wait_for("document.querySelector('.check-page h1 code')?.innerText === 'fs-symlink-escape'");
+
+    // Keyboard: the first stop is the skip link, and it lands in the content.
+    let first = b.eval("(() => { document.activeElement.blur(); const f = document.querySelector('a, input, summary, [tabindex]'); return f.className; })()");
+    assert_eq!(first, "skip");
+    let labelled = b
+        .eval("[...document.querySelectorAll('input')].every(i => i.closest('label') || i.getAttribute('aria-label'))");
+    assert_eq!(labelled, true, "every input has a label");
+
+    // A phone: no sideways scrolling on the report.
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        serde_json::json!({ "width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": true }),
+    );
+    b.eval("location.hash = '#/'");
+    b.wait_for_text("How this grade was computed");
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+    let overflow = b.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    let wide = b.eval(
+        "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 376)
+           .slice(0, 6).map(e => e.tagName + '.' + e.className)",
+    );
+    assert!(overflow.as_i64().unwrap() <= 0, "the report scrolls sideways at 375px by {overflow}px: {wide}");
+    b.screenshot("phone");
+    b.call("Emulation.clearDeviceMetricsOverride", serde_json::json!({}));
+
+    // Print: no menu or pickers, and every details opened by the print itself.
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = false)");
+    b.call("Page.printToPDF", serde_json::json!({}));
+    let closed = b.eval("document.querySelectorAll('details:not([open])').length");
+    assert_eq!(closed, 0, "printing opens the evidence and the math");
+    b.call("Emulation.setEmulatedMedia", serde_json::json!({ "media": "print" }));
+    let hidden = b.eval("['.top', '.open'].map(s => getComputedStyle(document.querySelector(s)).display)");
+    assert_eq!(hidden, serde_json::json!(["none", "none"]));
+}
+
+#[test]
+fn html_needs_a_folder() {
+    let scratch = Scratch::new();
+    let out = Command::new(sealmark())
+        .args(["run", "--format", "html", "--out", "x.html", "--", "true"])
+        .current_dir(scratch.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--format html writes a folder: use --out-dir DIR"));
+    assert!(!scratch.path().join("x.html").exists());
 }

@@ -3,8 +3,35 @@
 
 use crate::assemble::pack_inputs;
 use crate::grading::{Outcome, grade};
-use crate::model::{Verdict, Weight};
-use crate::record::Record;
+use crate::model::{Pack, Verdict, Weight};
+use crate::record::{CheckResult, PackResult, PackStatus, Record};
+
+/// A pack's result as every report's pack line says it, after `PACK <id>`.
+pub fn pack_verdict(result: &PackResult) -> String {
+    match (result.status, &result.grade) {
+        (PackStatus::Graded, Some(g)) => format!("GRADE {}  ({})", g.display_letter(), g.fraction()),
+        (PackStatus::Inconclusive, _) => {
+            format!("not graded: {} (inconclusive)", result.reason.as_deref().unwrap_or("nothing could be scored"))
+        }
+        _ => format!("not graded: {}", result.reason.as_deref().unwrap_or("does not apply")),
+    }
+}
+
+/// What kind of grade a pack earns when it is not a standard pack's.
+pub fn pack_kind(pack: Pack) -> Option<&'static str> {
+    match pack {
+        Pack::Custom => Some("custom grade"),
+        p if p.is_candidate() => Some("candidate pack"),
+        _ => None,
+    }
+}
+
+/// A pack's checks in the order every report lists them: worst first, advisory last.
+pub fn worst_first<'a>(record: &'a Record, pack: &str) -> Vec<&'a CheckResult> {
+    let mut checks: Vec<&CheckResult> = record.checks.iter().filter(|c| c.pack == pack).collect();
+    checks.sort_by_key(|c| (c.advisory, c.verdict.severity_rank()));
+    checks
+}
 
 /// One step of the formula, as words.
 #[derive(Debug, Clone, PartialEq)]

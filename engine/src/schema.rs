@@ -225,6 +225,33 @@ mod tests {
         crate::render::assert_fresh("site/schema/sealmark.schema.json", &config_schema());
     }
 
+    /// The hand-written configuration page (site/configuration.md) names every key the
+    /// validator accepts: a key added without its documentation fails here.
+    #[test]
+    fn the_configuration_page_documents_every_key() {
+        let page =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../site/configuration.md"))
+                .expect("site/configuration.md");
+        let schema: Value = serde_json::from_str(&config_schema()).unwrap();
+        let mut missing = Vec::new();
+        let mut walk = vec![(String::new(), &schema)];
+        while let Some((at, node)) = walk.pop() {
+            let Some(props) = node["properties"].as_object() else { continue };
+            for (key, sub) in props {
+                // Check ids are documented on their own pages, generated from the registry.
+                if at == "checks" {
+                    continue;
+                }
+                if !page.contains(&format!("`{key}`")) && !page.contains(&format!("{key}`")) {
+                    missing.push(format!("{at}.{key}"));
+                }
+                walk.push((key.clone(), sub));
+                walk.push((key.clone(), &sub["items"]));
+            }
+        }
+        assert!(missing.is_empty(), "site/configuration.md does not mention {missing:?}");
+    }
+
     #[test]
     fn sample_records_validate_against_the_record_schema() {
         let schema: Value = serde_json::from_str(&record_schema()).unwrap();

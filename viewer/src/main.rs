@@ -1,205 +1,229 @@
-//! The sealmark viewer: a record rendered in the browser, from the same engine code
-//! the CLI uses (`read_saved`, `explain::grade_math`). Everything a server wrote is
-//! shown as text (Leptos text nodes, never markup), with invisible characters made
-//! visible.
+//! The sealmark viewer: records, their evidence and grade math, a comparison with a
+//! baseline, and the methodology and checks reference, all rendered in the browser
+//! from the engine the CLI uses. Everything a server wrote is shown as text (Leptos
+//! text nodes, never markup), with invisible characters made visible.
 //!
-//! Where the record comes from, first found: `<script type="application/json"
-//! id="sealmark-record">` embedded in the page, else `?record=<path>` fetched relative
-//! to the page. `&baseline=<path>` compares it with an earlier record, by the rule the
-//! CLI's `--baseline` applies (`engine::compare`).
+//! Where the record comes from, first found: `?record=<path>` fetched relative to the
+//! page, else the record `sealmark run --format html` embedded in the page; the user
+//! can also pick or drop a file. `&baseline=<path>` (or the baseline picker) compares it
+//! with an earlier record by the rule the CLI's `--baseline` applies.
+
+mod load;
+mod pages;
+mod report;
+mod route;
+mod search;
+mod site;
+mod view_model;
 
 use leptos::prelude::*;
-use sealmark_engine::compare::compare;
-use sealmark_engine::explain::grade_math;
-use sealmark_engine::judge::text::visible;
-use sealmark_engine::model::Pack;
-use sealmark_engine::record::{CheckResult, PackStatus, Record, read_saved};
+use load::{embedded, fetch_text, file_text, first_file, now_ms, param, parse};
+use route::{Page, Route};
+use sealmark_engine::record::Record;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_bindgen::JsCast;
 
 fn main() {
     mount_to_body(App);
 }
 
-/// What the page shows: nothing yet, a record (with what comparing it with a baseline
-/// found), or why there is none.
+/// A record slot: the record, a message about it, or nothing yet.
 #[derive(Clone)]
-enum Loaded {
-    Waiting,
-    Record(Box<Record>, Option<String>),
+pub enum Loaded {
+    Nothing,
+    Loading,
+    Record(Arc<Record>),
     Problem(String),
 }
 
-fn parse(text: &str, from: &str) -> Loaded {
-    match read_saved(text) {
-        Ok(r) => Loaded::Record(Box::new(r), None),
-        Err(e) => Loaded::Problem(format!("{from}: this is not a record the viewer can read: {e}")),
+impl Loaded {
+    fn from(result: Result<Arc<Record>, String>) -> Loaded {
+        result.map_or_else(Loaded::Problem, Loaded::Record)
     }
 }
 
-/// The embedded record, if the page carries one.
-fn embedded() -> Option<String> {
-    let doc = web_sys::window()?.document()?;
-    let text = doc.get_element_by_id("sealmark-record")?.text_content()?;
-    (!text.trim().is_empty()).then_some(text)
+fn current_route() -> Route {
+    Route::parse(&web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default())
 }
 
-/// A parameter of the page's URL (`?record=`, `&baseline=`).
-fn param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
-}
-
-/// The record compared with the baseline at `path`, as the lines the CLI prints.
-async fn compared(record: &Record, path: &str) -> String {
-    match fetch_text(path).await {
-        Ok(text) => match read_saved(&text) {
-            Ok(base) => compare(&base, record).render(),
-            Err(e) => format!("{path}: this baseline is not a record the viewer can read: {e}"),
+/// Notes on the page how long the first record took to draw (the render benchmark reads it).
+fn mark_rendered() {
+    set_timeout(
+        || {
+            let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
+            if let Some(root) = root {
+                let _ = root.set_attribute("data-rendered-ms", &format!("{:.0}", now_ms()));
+            }
         },
-        Err(e) => format!("the baseline {e}"),
-    }
+        Duration::ZERO,
+    );
 }
 
-async fn fetch_text(path: &str) -> Result<String, String> {
-    use wasm_bindgen::JsCast;
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
-        .await
-        .map_err(|_| format!("{path} could not be fetched"))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response".to_string())?;
-    if !resp.ok() {
-        return Err(format!("{path}: HTTP {}", resp.status()));
-    }
-    let text = wasm_bindgen_futures::JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
-        .await
-        .map_err(|_| "the body could not be read".to_string())?;
-    text.as_string().ok_or_else(|| "the body is not text".to_string())
+/// Loads a record slot from a URL relative to the page.
+fn load_url(slot: RwSignal<Loaded>, path: String) {
+    slot.set(Loaded::Loading);
+    leptos::task::spawn_local(async move {
+        let loaded = match fetch_text(&path).await {
+            Ok(text) => Loaded::from(parse(&text, &path)),
+            Err(e) => Loaded::Problem(e),
+        };
+        slot.set(loaded);
+        mark_rendered();
+    });
+}
+
+/// Loads a record slot from a file the user picked or dropped.
+fn load_file(slot: RwSignal<Loaded>, file: Option<web_sys::File>) {
+    let Some(file) = file else { return };
+    slot.set(Loaded::Loading);
+    leptos::task::spawn_local(async move {
+        let loaded = match file_text(&file).await {
+            Ok(text) => Loaded::from(parse(&text, &file.name())),
+            Err(e) => Loaded::Problem(e),
+        };
+        slot.set(loaded);
+    });
+}
+
+fn picked(ev: &leptos::ev::Event) -> Option<web_sys::File> {
+    let input: web_sys::HtmlInputElement = ev.target()?.dyn_into().ok()?;
+    first_file(input.files())
 }
 
 #[component]
 fn App() -> impl IntoView {
-    let (loaded, set_loaded) = signal(Loaded::Waiting);
-    if let Some(text) = embedded() {
-        set_loaded.set(parse(&text, "the embedded record"));
-    } else if let Some(path) = param("record") {
-        leptos::task::spawn_local(async move {
-            let mut loaded = match fetch_text(&path).await {
-                Ok(text) => parse(&text, &path),
-                Err(e) => Loaded::Problem(e),
-            };
-            if let (Loaded::Record(r, cmp), Some(base)) = (&mut loaded, param("baseline")) {
-                *cmp = Some(compared(r, &base).await);
-            }
-            set_loaded.set(loaded);
-        });
-    } else {
-        set_loaded.set(Loaded::Problem(
-            "No record: open this page with ?record=<file.json>, or publish it with the record embedded.".to_string(),
-        ));
+    let record = RwSignal::new(Loaded::Nothing);
+    let baseline = RwSignal::new(Loaded::Nothing);
+    let route = RwSignal::new(current_route());
+    let query = RwSignal::new(String::new());
+    let index = Arc::new(search::index());
+
+    if let Some(path) = param("record") {
+        load_url(record, path);
+    } else if let Some(text) = embedded() {
+        record.set(Loaded::from(parse(&text, "the record in this page")));
+        mark_rendered();
     }
-    view! {
-        <main>
-            {move || match loaded.get() {
-                Loaded::Waiting => view! { <p class="status">"Loading the record…"</p> }.into_any(),
-                Loaded::Problem(why) => view! { <p class="problem" role="alert">{why}</p> }.into_any(),
-                Loaded::Record(r, cmp) => view! {
-                    {cmp.map(|c| view! {
-                        <section class="compare">
-                            <ul>{c.lines().map(|l| view! { <li>{l.trim().to_string()}</li> }).collect_view()}</ul>
-                        </section>
-                    })}
-                    <Report record=*r/>
+    if let Some(path) = param("baseline") {
+        load_url(baseline, path);
+    }
+
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
+        query.set(String::new());
+        route.set(current_route());
+    });
+    // A printed report shows every piece of evidence and every grade's math.
+    let _ = window_event_listener(leptos::ev::beforeprint, |_| {
+        let all = web_sys::window().and_then(|w| w.document()).and_then(|d| d.query_selector_all("details").ok());
+        for i in 0..all.as_ref().map_or(0, |l| l.length()) {
+            if let Some(el) = all.as_ref().and_then(|l| l.item(i)).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) {
+                let _ = el.set_attribute("open", "");
+            }
+        }
+    });
+    Effect::new(move |_| {
+        let anchor = route.get().anchor();
+        set_timeout(
+            move || {
+                let doc = web_sys::window().and_then(|w| w.document());
+                match anchor.and_then(|a| doc.and_then(|d| d.get_element_by_id(&a))) {
+                    Some(el) => el.scroll_into_view(),
+                    None => web_sys::window().into_iter().for_each(|w| w.scroll_to_with_x_and_y(0.0, 0.0)),
                 }
-                .into_any(),
+            },
+            Duration::ZERO,
+        );
+    });
+
+    let on_drop = move |ev: leptos::ev::DragEvent| {
+        ev.prevent_default();
+        let file = ev.data_transfer().and_then(|dt| first_file(dt.files()));
+        if file.is_some() {
+            query.set(String::new());
+            let _ = web_sys::window().map(|w| w.location().set_hash("#/"));
+        }
+        load_file(record, file);
+    };
+    let skip = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        let main = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("main"));
+        if let Some(el) = main.and_then(|m| m.dyn_into::<web_sys::HtmlElement>().ok()) {
+            let _ = el.focus();
+        }
+    };
+    let nav_link = move |to: Route, label: &'static str| {
+        let href = to.href();
+        let here = move || {
+            let r = route.get();
+            let same = match (&r, &to) {
+                (Route::Check(_), Route::Checks) => true,
+                (Route::Page(a, _), Route::Page(b, _)) => a == b,
+                (Route::Packs(_), Route::Packs(_)) => true,
+                (a, b) => a == b,
+            };
+            same.then_some("page")
+        };
+        view! { <a href=href aria-current=here>{label}</a> }
+    };
+
+    view! {
+        <a class="skip" href="#main" on:click=skip>"Skip to content"</a>
+        <header class="top">
+            <nav aria-label="Site">
+                <span class="brand">"sealmark"</span>
+                {nav_link(Route::Report, "Report")}
+                {nav_link(Route::Checks, "Checks")}
+                {nav_link(Route::Packs(None), "Packs")}
+                {Page::ALL.into_iter().map(|p| nav_link(Route::Page(p, None), p.title())).collect_view()}
+                <input
+                    type="search"
+                    class="search"
+                    placeholder="Search checks and pages"
+                    aria-label="Search the checks and the pages"
+                    prop:value=move || query.get()
+                    on:input=move |ev| query.set(event_target_value(&ev))
+                />
+            </nav>
+        </header>
+        <main id="main" tabindex="-1" on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=on_drop>
+            {move || {
+                let q = query.get();
+                if !q.trim().is_empty() {
+                    return site::SearchResults(site::SearchResultsProps { index: index.clone(), query: q }).into_any();
+                }
+                match route.get() {
+                    Route::Report => view! {
+                        <OpenBar record=record baseline=baseline/>
+                        {move || report::view_loaded(record.get(), baseline.get())}
+                    }
+                    .into_any(),
+                    Route::Packs(_) => site::Packs().into_any(),
+                    Route::Checks => site::ChecksIndex().into_any(),
+                    Route::Check(id) => site::CheckPage(site::CheckPageProps { id }).into_any(),
+                    Route::Page(page, _) => site::MarkdownPage(site::MarkdownPageProps { page }).into_any(),
+                }
             }}
         </main>
     }
 }
 
-/// A server-supplied string, made safe to read: invisible characters shown.
-fn shown(s: &str) -> String {
-    visible(s)
-}
-
+/// Open a record or a baseline from disk; drop a file anywhere to open it as the record.
 #[component]
-fn Report(record: Record) -> impl IntoView {
-    let profile = if record.config.standard { "STANDARD" } else { "CUSTOM" };
-    let header =
-        format!("sealmark {} · methodology {} · {profile}", record.sealmark.version, record.sealmark.methodology);
-    let server = format!("{} {}", shown(&record.server.name), shown(&record.server.version));
-    let packs: Vec<_> = Pack::ALL
-        .into_iter()
-        .filter_map(|p| record.packs.get(p.id()).map(|res| (p, res.clone())))
-        .map(|(p, res)| {
-            let checks: Vec<CheckResult> = {
-                let mut c: Vec<CheckResult> = record.pack_checks(p.id()).cloned().collect();
-                c.sort_by_key(|c| (c.advisory, c.verdict.severity_rank()));
-                c
-            };
-            let grade = match (&res.grade, res.status) {
-                (Some(g), PackStatus::Graded) => format!("GRADE {} ({})", g.display_letter(), g.fraction()),
-                _ => format!("not graded: {}", res.reason.clone().unwrap_or_default()),
-            };
-            let kind = if p == Pack::Custom {
-                " · custom grade"
-            } else if p.is_candidate() {
-                " · candidate pack"
-            } else {
-                ""
-            };
-            let math: Vec<String> =
-                grade_math(&record, p.id()).into_iter().map(|s| format!("{}. {}", s.step, s.text)).collect();
-            view! {
-                <section class="pack" id=format!("pack-{}", p.id())>
-                    <h2>{format!("PACK {}", p.id())} " " <span class="grade">{grade}</span> {kind}</h2>
-                    <ul class="checks">
-                        {checks.into_iter().map(|c| view! { <CheckLine check=c/> }).collect_view()}
-                    </ul>
-                    {(!math.is_empty()).then(|| view! {
-                        <details class="math">
-                            <summary>"How this grade was computed"</summary>
-                            <ol>{math.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ol>
-                        </details>
-                    })}
-                </section>
-            }
-        })
-        .collect_view();
-    let not_covered: Vec<String> = record.not_covered.iter().map(|l| shown(l)).collect();
+fn OpenBar(record: RwSignal<Loaded>, baseline: RwSignal<Loaded>) -> impl IntoView {
     view! {
-        <header>
-            <h1>{header}</h1>
-            <p class="server">{server}</p>
-            <p class="hash">"config.hash " {record.config.hash.clone()}</p>
-        </header>
-        {packs}
-        <section class="not-covered">
-            <h2>"Not covered"</h2>
-            <ul>{not_covered.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+        <section class="open" aria-label="Open records">
+            <label>
+                "Open a record "
+                <input type="file" id="open-record" accept=".json,application/json"
+                    on:change=move |ev| load_file(record, picked(&ev))/>
+            </label>
+            <label>
+                "Compare with a baseline "
+                <input type="file" id="open-baseline" accept=".json,application/json"
+                    on:change=move |ev| load_file(baseline, picked(&ev))/>
+            </label>
+            <span class="hint">"or drop a record anywhere on this page. Nothing leaves your browser."</span>
         </section>
-    }
-}
-
-#[component]
-fn CheckLine(check: CheckResult) -> impl IntoView {
-    let advisory = if check.advisory { " (advisory, not scored)" } else { "" };
-    let evidence: Vec<String> = check
-        .evidence
-        .iter()
-        .map(|e| {
-            let tool = e.tool.as_deref().map(|t| format!(" on {}", shown(t))).unwrap_or_default();
-            format!("[{}] {}{tool}: {}", e.verified_by.id(), shown(&e.probe), shown(&e.outcome))
-        })
-        .collect();
-    view! {
-        <li class=format!("check {}", check.verdict.id())>
-            <span class="verdict">{check.verdict.tag()}</span> " "
-            <span class="label">{shown(&check.label)}</span>
-            " — " <span class="summary">{shown(&check.summary)}</span> {advisory}
-            <div class="scope">"scope: " {check.scope.clone()}</div>
-            <details class="evidence">
-                <summary>{format!("evidence ({})", evidence.len())}</summary>
-                <ul>{evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}</ul>
-            </details>
-        </li>
     }
 }

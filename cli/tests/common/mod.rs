@@ -74,6 +74,11 @@ impl Scratch {
 
     /// Writes a config that starts `binary` with these arguments.
     pub fn config_for(&self, binary: &Path, args: &[&str], extra: &str) -> PathBuf {
+        self.config_named("sealmark", binary, args, extra)
+    }
+
+    /// As `config_for`, into `<name>.yaml`, for tests that keep several configs.
+    pub fn config_named(&self, name: &str, binary: &Path, args: &[&str], extra: &str) -> PathBuf {
         let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
         let text = format!(
             "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
@@ -81,7 +86,7 @@ impl Scratch {
             args.join(", "),
             self.tag
         );
-        let path = self.path().join("sealmark.yaml");
+        let path = self.path().join(format!("{name}.yaml"));
         std::fs::write(&path, text).expect("write config");
         path
     }

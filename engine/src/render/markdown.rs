@@ -3,6 +3,7 @@
 //! escaped so it cannot become markup, links or tables.
 
 use super::CLOSING_LINE;
+use crate::explain::{pack_kind, worst_first};
 use crate::model::{Pack, Verdict};
 use crate::record::{CheckResult, PackResult, PackStatus, Record};
 use crate::registry;
@@ -46,18 +47,12 @@ fn grade_cell(res: &PackResult) -> (String, String) {
     }
 }
 
-fn kind(p: Pack) -> &'static str {
-    match p {
-        Pack::Custom => " (custom grade)",
-        p if p.is_candidate() => " (candidate pack)",
-        _ => "",
-    }
+fn kind(p: Pack) -> String {
+    pack_kind(p).map(|k| format!(" ({k})")).unwrap_or_default()
 }
 
 fn sorted(r: &Record, pack: Pack) -> Vec<&CheckResult> {
-    let mut checks: Vec<&CheckResult> = r.pack_checks(pack.id()).collect();
-    checks.sort_by_key(|c| (c.advisory, c.verdict.severity_rank()));
-    checks
+    worst_first(r, pack.id())
 }
 
 fn tag(v: Verdict) -> &'static str {

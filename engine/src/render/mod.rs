@@ -17,16 +17,16 @@ pub fn json(record: &Record) -> String {
 }
 
 /// Fails when a generated file (`path`, from the repository root) differs from what the
-/// code generates now; `SEALMARK_BLESS=1` rewrites it first.
-#[cfg(test)]
-pub(crate) fn assert_fresh(path: &str, generated: &str) {
+/// code generates now; `SEALMARK_BLESS=1` rewrites it first. For tests (here and in
+/// the CLI's), hence a panic.
+pub fn assert_fresh(path: &str, generated: &str) {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
     if std::env::var_os("SEALMARK_BLESS").is_some() {
         std::fs::create_dir_all(file.parent().expect("a parent")).expect("create the directory");
         std::fs::write(&file, generated).expect("write the generated file");
     }
     let committed = std::fs::read_to_string(&file).unwrap_or_default();
-    assert!(committed == generated, "{path} is stale: run SEALMARK_BLESS=1 cargo test -p sealmark-engine");
+    assert!(committed == generated, "{path} is stale: run SEALMARK_BLESS=1 cargo test --workspace");
 }
 
 /// The closing line of every human-readable report.

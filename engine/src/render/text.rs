@@ -1,9 +1,9 @@
 //! The text report, laid out as the Output page describes.
 
 use super::CLOSING_LINE;
-use crate::grading::Grade;
+use crate::explain::{pack_kind, pack_verdict, worst_first};
 use crate::model::{Pack, Verdict};
-use crate::record::{CheckResult, PackStatus, Record};
+use crate::record::{PackResult, PackStatus, Record};
 use std::fmt::Write;
 
 /// At most this many "Not covered" lines are printed, then a count.
@@ -23,7 +23,7 @@ pub fn render(r: &Record) -> String {
     classification(o, r);
     for pack in Pack::ALL {
         if let Some(result) = r.packs.get(pack.id()) {
-            pack_block(o, r, pack, result.status, result.grade.as_ref(), result.reason.as_deref());
+            pack_block(o, r, pack, result);
         }
     }
     let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
@@ -149,34 +149,14 @@ fn pad(s: &str, w: usize) -> String {
     format!("{s}{}", " ".repeat(w.saturating_sub(n)))
 }
 
-fn pack_block(o: &mut String, r: &Record, pack: Pack, status: PackStatus, grade: Option<&Grade>, reason: Option<&str>) {
-    let candidate = match pack {
-        Pack::Custom => "  custom grade",
-        p if p.is_candidate() => "  candidate pack",
-        _ => "",
-    };
-    match (status, grade) {
-        (PackStatus::Graded, Some(g)) => {
-            let _ = writeln!(o, "PACK {}  GRADE {}  ({}){candidate}", pack.id(), g.display_letter(), g.fraction());
-            if g.capped {
-                let _ =
-                    writeln!(o, "  Capped at D: a critical check failed; without the cap the grade would be {}", g.raw);
-            }
-        }
-        (PackStatus::Inconclusive, _) => {
-            let _ = writeln!(
-                o,
-                "PACK {}  not graded: {} (inconclusive){candidate}",
-                pack.id(),
-                reason.unwrap_or("nothing could be scored")
-            );
-        }
-        _ => {
-            let _ = writeln!(o, "PACK {}  not graded: {}{candidate}", pack.id(), reason.unwrap_or("does not apply"));
-        }
+fn pack_block(o: &mut String, r: &Record, pack: Pack, result: &PackResult) {
+    let kind = pack_kind(pack).map(|k| format!("  {k}")).unwrap_or_default();
+    let _ = writeln!(o, "PACK {}  {}{kind}", pack.id(), pack_verdict(result));
+    let grade = result.grade.as_ref().filter(|_| result.status == PackStatus::Graded);
+    if let Some(g) = grade.filter(|g| g.capped) {
+        let _ = writeln!(o, "  Capped at D: a critical check failed; without the cap the grade would be {}", g.raw);
     }
-    let mut checks: Vec<&CheckResult> = r.pack_checks(pack.id()).collect();
-    checks.sort_by_key(|c| (c.advisory, c.verdict.severity_rank()));
+    let checks = worst_first(r, pack.id());
     for c in &checks {
         let advisory = if c.advisory { " (advisory, not scored)" } else { "" };
         let _ = writeln!(o, "  {} {} — {}{advisory}", c.verdict.tag(), c.label, c.summary);

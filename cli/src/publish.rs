@@ -1,0 +1,107 @@
+//! `--format html`: a folder that shows the record in the viewer. It opens from any
+//! static host and from `file://`, and asks for nothing but its own files: the record is
+//! embedded in the page, the viewer's WebAssembly travels inside a script, and a content
+//! security policy forbids inline script and every other origin.
+
+use sealmark_engine::judge::text::visible;
+use sealmark_engine::record::Record;
+use sealmark_engine::render;
+
+/// The viewer's files, compiled in by build.rs when the viewer was built.
+pub struct Viewer {
+    pub js: &'static str,
+    pub wasm: &'static [u8],
+    /// The same module inside a script that starts it, for pages opened from file://.
+    pub wasm_js: &'static str,
+    pub css: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/viewer_bundle.rs"));
+
+/// Why this binary cannot write html, when it cannot.
+pub fn unavailable() -> Option<&'static str> {
+    VIEWER.is_none().then_some(
+        "--format html: this sealmark was built without the viewer; build it (scripts/build-viewer), then rebuild sealmark",
+    )
+}
+
+/// The folder's files: name and content.
+pub fn files(record: &Record) -> Vec<(&'static str, Vec<u8>)> {
+    let Some(viewer) = VIEWER else { return Vec::new() };
+    let json = render::json(record);
+    vec![
+        ("index.html", page(record, &json).into_bytes()),
+        ("viewer.js", viewer.js.as_bytes().to_vec()),
+        ("viewer-start.js", START.as_bytes().to_vec()),
+        ("viewer.wasm", viewer.wasm.to_vec()),
+        ("viewer-wasm.js", viewer.wasm_js.as_bytes().to_vec()),
+        ("viewer.css", viewer.css.as_bytes().to_vec()),
+        ("sealmark-report.json", json.into_bytes()),
+    ]
+}
+
+/// Starts the viewer. Over HTTP the module is fetched as it is (the smallest download);
+/// a page opened from file:// may not fetch, so there it arrives inside a script, and
+/// so it does when a host will not serve the .wasm.
+const START: &str = "// Starts the sealmark viewer (see sealmark's cli/src/publish.rs).
+(function () {
+  function fromScript() {
+    var s = document.createElement('script');
+    s.src = 'viewer-wasm.js';
+    document.body.appendChild(s);
+  }
+  if (location.protocol === 'file:') fromScript();
+  else wasm_bindgen({ module_or_path: 'viewer.wasm' }).catch(fromScript);
+})();
+";
+
+/// The page: the record as inert JSON, then the viewer.
+fn page(record: &Record, json: &str) -> String {
+    let title = escape(&visible(&format!("{} {}", record.server.name, record.server.version)));
+    // `<` escaped inside JSON strings keeps `</script>` in a server's text from ending the block.
+    let data = json.trim_end().replace('<', "\\u003c");
+    format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self'; img-src 'self' data:">
+<meta name="referrer" content="no-referrer">
+<title>sealmark report · {title}</title>
+<link rel="stylesheet" href="viewer.css">
+</head>
+<body>
+<noscript>This report needs JavaScript and WebAssembly; the record is sealmark-report.json beside this page.</noscript>
+<script type="application/json" id="sealmark-record">{data}</script>
+<script src="viewer.js"></script>
+<script src="viewer-start.js"></script>
+</body>
+</html>
+"#
+    )
+}
+
+/// Text for an HTML attribute or element.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_text_cannot_leave_the_data_block_or_the_title() {
+        let mut rec = sealmark_engine::sample::capped();
+        rec.server.name = "</script><script>alert(1)</script>".into();
+        let json = render::json(&rec);
+        let html = page(&rec, &json);
+        assert_eq!(html.matches("<script").count(), 3, "only the page's own scripts: {html}");
+        assert!(html.contains("<title>sealmark report · &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+        let start = html.find("id=\"sealmark-record\">").unwrap() + "id=\"sealmark-record\">".len();
+        let end = html[start..].find("</script>").unwrap() + start;
+        let back: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+        assert_eq!(back["server"]["name"], "</script><script>alert(1)</script>");
+    }
+}

@@ -1,0 +1,115 @@
+//! Where the viewer is: the URL's fragment, so every page has a link that works from
+//! `file://` and from any static host (no server-side routing).
+
+/// The hand-written pages of `site/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    Methodology,
+    Configuration,
+    Cli,
+}
+
+impl Page {
+    pub const ALL: [Page; 3] = [Page::Methodology, Page::Configuration, Page::Cli];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Page::Methodology => "methodology",
+            Page::Configuration => "configuration",
+            Page::Cli => "cli",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Page::Methodology => "Methodology",
+            Page::Configuration => "Configuration",
+            Page::Cli => "CLI",
+        }
+    }
+}
+
+/// One place in the viewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// The record (or, without one, how to open one).
+    Report,
+    /// Every pack, optionally scrolled to one.
+    Packs(Option<String>),
+    /// The checks reference: every check, grouped by pack.
+    Checks,
+    /// One check's page.
+    Check(String),
+    /// A hand-written page, optionally scrolled to a section.
+    Page(Page, Option<String>),
+}
+
+impl Route {
+    /// The route a fragment names (`#/checks/fs-read-escape`); anything unknown is the report.
+    pub fn parse(hash: &str) -> Route {
+        let path = hash.trim_start_matches('#').trim_start_matches('/');
+        let mut parts = path.splitn(2, '/');
+        let head = parts.next().unwrap_or("");
+        let rest = parts.next().filter(|r| !r.is_empty()).map(str::to_string);
+        match head {
+            "packs" => Route::Packs(rest),
+            "checks" => rest.map_or(Route::Checks, Route::Check),
+            _ => Page::ALL.into_iter().find(|p| p.slug() == head).map_or(Route::Report, |p| Route::Page(p, rest)),
+        }
+    }
+
+    /// The fragment that leads here.
+    pub fn href(&self) -> String {
+        let with = |base: &str, rest: &Option<String>| match rest {
+            Some(r) => format!("#/{base}/{r}"),
+            None => format!("#/{base}"),
+        };
+        match self {
+            Route::Report => "#/".to_string(),
+            Route::Packs(p) => with("packs", p),
+            Route::Checks => "#/checks".to_string(),
+            Route::Check(id) => format!("#/checks/{id}"),
+            Route::Page(p, section) => with(p.slug(), section),
+        }
+    }
+
+    /// The element to scroll to once the page is drawn.
+    pub fn anchor(&self) -> Option<String> {
+        match self {
+            Route::Packs(Some(p)) => Some(format!("pack-{p}")),
+            Route::Page(_, Some(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_reads_back_from_its_own_link() {
+        let routes = [
+            Route::Report,
+            Route::Packs(None),
+            Route::Packs(Some("fs".into())),
+            Route::Checks,
+            Route::Check("fs-read-escape".into()),
+            Route::Page(Page::Methodology, None),
+            Route::Page(Page::Configuration, Some("probes".into())),
+            Route::Page(Page::Cli, None),
+        ];
+        for r in routes {
+            assert_eq!(Route::parse(&r.href()), r, "{}", r.href());
+        }
+    }
+
+    #[test]
+    fn an_unknown_or_empty_fragment_is_the_report() {
+        for h in ["", "#", "#/", "#/nowhere", "#pack-fs"] {
+            assert_eq!(Route::parse(h), Route::Report, "{h}");
+        }
+        assert_eq!(Route::Page(Page::Configuration, Some("probes".into())).anchor().as_deref(), Some("probes"));
+        assert_eq!(Route::Packs(Some("db".into())).anchor().as_deref(), Some("pack-db"));
+    }
+}

@@ -1,0 +1,102 @@
+//! Search across the site: every check, every pack and every section of the
+//! hand-written pages, matched in the browser with no index server.
+
+use crate::pages::{sections, source};
+use crate::route::{Page, Route};
+use sealmark_engine::registry::{CHECKS, PACKS};
+
+/// Something search can find.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub title: String,
+    /// Where it lives, shown under the title ("check · fs", "Methodology").
+    pub context: String,
+    pub route: Route,
+    /// Lower-case words searched in, the title's first.
+    haystack: String,
+    title_lower: String,
+}
+
+impl Entry {
+    fn new(title: String, context: String, route: Route, body: &[&str]) -> Entry {
+        let title_lower = title.to_lowercase();
+        let haystack = format!("{title_lower} {}", body.join(" ").to_lowercase());
+        Entry { title, context, route, haystack, title_lower }
+    }
+}
+
+/// Everything searchable, in site order.
+pub fn index() -> Vec<Entry> {
+    let mut out = Vec::new();
+    for c in CHECKS {
+        let probes: Vec<&str> = c.probes.iter().flat_map(|p| [p.name, p.sends]).collect();
+        let mut body = vec![c.pack.id(), c.scope, c.verdict, c.fix, c.false_positives, c.false_negatives];
+        body.extend(probes);
+        body.extend(c.settings.iter().map(|s| s.key));
+        out.push(Entry::new(
+            format!("{} — {}", c.id, c.label),
+            format!("check · pack {}", c.pack.id()),
+            Route::Check(c.id.to_string()),
+            &body,
+        ));
+    }
+    for p in PACKS {
+        out.push(Entry::new(
+            format!("pack {}", p.pack.id()),
+            p.title.to_string(),
+            Route::Packs(Some(p.pack.id().to_string())),
+            &[p.title, p.applies],
+        ));
+    }
+    for page in Page::ALL {
+        for s in sections(source(page)) {
+            out.push(Entry::new(s.title, page.title().to_string(), Route::Page(page, Some(s.slug)), &[&s.text]));
+        }
+    }
+    out
+}
+
+/// The entries holding every word of the query, those whose title holds them first.
+pub fn search<'a>(index: &'a [Entry], query: &str) -> Vec<&'a Entry> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let mut hits: Vec<(bool, &Entry)> = index
+        .iter()
+        .filter(|e| words.iter().all(|w| e.haystack.contains(w.as_str())))
+        .map(|e| (!words.iter().all(|w| e.title_lower.contains(w.as_str())), e))
+        .collect();
+    hits.sort_by_key(|(body_only, _)| *body_only);
+    hits.into_iter().map(|(_, e)| e).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_id_finds_its_page_first() {
+        let idx = index();
+        let hits = search(&idx, "fs-read-escape");
+        assert_eq!(hits.first().map(|e| e.route.clone()), Some(Route::Check("fs-read-escape".into())));
+    }
+
+    #[test]
+    fn words_anywhere_in_a_page_find_its_section() {
+        let idx = index();
+        let hits = search(&idx, "critical CAP");
+        assert!(hits.iter().any(|e| matches!(e.route, Route::Page(Page::Methodology, _))), "{hits:#?}");
+        assert!(search(&idx, "   ").is_empty());
+        assert!(search(&idx, "zzqx-no-such-word").is_empty());
+    }
+
+    #[test]
+    fn title_matches_come_before_body_matches() {
+        let idx = index();
+        let hits = search(&idx, "symlink");
+        let first_body = hits.iter().position(|e| !e.title_lower.contains("symlink")).unwrap_or(hits.len());
+        assert!(hits[..first_body].iter().all(|e| e.title_lower.contains("symlink")));
+        assert!(first_body > 0, "{hits:#?}");
+    }
+}
