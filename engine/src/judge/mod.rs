@@ -10,6 +10,7 @@ pub mod credential;
 pub mod custom;
 pub mod db;
 pub mod fs;
+pub mod git;
 pub mod net;
 pub mod refusal;
 pub mod scope;

@@ -8,6 +8,7 @@ pub(crate) mod backend;
 pub(crate) mod core;
 pub(crate) mod db;
 pub(crate) mod fs;
+pub(crate) mod git;
 pub(crate) mod net;
 mod packs;
 pub(crate) mod sqlite;
@@ -151,6 +152,8 @@ pub static CHECKS: &[&CheckDef] = &[
     &net::NET_LOOPBACK_SSRF,
     &net::NET_SCHEME_ALLOWLIST,
     &net::NET_OVERSIZED_REPLY,
+    &git::GIT_REPO_SCOPE,
+    &git::GIT_ARG_INJECTION,
     &fs::EFFECTS_READ_ONLY,
     &fs::EFFECTS_CLOSED_WORLD,
     &fs::EFFECTS_UNANNOTATED,

@@ -47,9 +47,9 @@ pub static PACKS: &[PackDoc] = &[
     },
     PackDoc {
         pack: Pack::Git,
-        title: "Repository scope and option injection",
-        applies: "when a git tool is found",
-        built: false,
+        title: "Repository scope and option injection, with harness-owned repositories",
+        applies: "when a git tool is found and the server config names {repo}",
+        built: true,
     },
     PackDoc {
         pack: Pack::Http,

@@ -121,6 +121,10 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
                 }
                 Pack::Fs | Pack::Effects => runs_on(&tools_of("path"), "path"),
                 Pack::Net => runs_on(&tools_of("url"), "url"),
+                Pack::Git if !tools_of("git").is_empty() && !config.server_mentions("{repo}") => {
+                    "would not run: the server config has no {repo} placeholder (e.g. --repository {repo})".to_string()
+                }
+                Pack::Git => runs_on(&tools_of("git"), "git"),
                 Pack::Scope => {
                     let names: Vec<&str> = config.scope.tools.iter().map(|t| t.tool.as_str()).collect();
                     format!("runs on {}", names.join(", "))

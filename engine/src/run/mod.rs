@@ -10,6 +10,7 @@ pub mod db;
 mod dbpack;
 pub mod doctor;
 mod fs;
+mod git;
 mod listener;
 mod net;
 mod observer;
@@ -272,6 +273,9 @@ async fn start_targets(
         _ => None,
     };
     sandbox.upstream = stub.as_ref().map(upstream::Stub::url);
+    if config.server_mentions("{repo}") {
+        sandbox.git = Some(git::create(&sandbox).map_err(|e| RunError::Setup(format!("cannot create {{repo}}: {e}")))?);
+    }
     if config.server_mentions("{sqlite}") {
         sandbox.sqlite =
             Some(sqlite::seed(&sandbox).map_err(|e| RunError::Setup(format!("cannot seed the SQLite file: {e}")))?);
@@ -323,6 +327,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut filtered_out = Vec::new();
     let mut fs_obs = FsObservations::default();
     let mut net_obs = crate::judge::net::NetObservations::default();
+    let mut git_obs = crate::judge::git::GitObservations::default();
     let mut sqlite_obs = crate::judge::sqlite::SqliteObservations::default();
     let mut backend_obs = crate::judge::backend::BackendObservations::default();
     let mut probe_calls = Vec::new();
@@ -361,6 +366,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             && let Some(l) = &listener
         {
             net_obs = net::collect(&mut runner, &mut live, &tools, &classes, &sandbox, l).await;
+        }
+        if config.runs_pack(Pack::Git) {
+            match &sandbox.git {
+                Some(repos) => git_obs = git::collect(&mut runner, &mut live, &tools, &classes, &sandbox, repos).await,
+                None if classes.iter().any(|c| c.class == "git") => runner.gaps.push(
+                    "the server config has no {repo} placeholder, so the git pack has no repository of the harness's to give it (e.g. --repository {repo})".to_string(),
+                ),
+                None => {}
+            }
         }
         if let Some(stub) = &stub
             && [Pack::Scope, Pack::SqlGuard, Pack::Upstream].into_iter().any(|p| config.runs_pack(p))
@@ -448,6 +462,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&netd::NET_LOOPBACK_SSRF, netj::loopback_ssrf(&net_obs)),
             (&netd::NET_SCHEME_ALLOWLIST, netj::scheme_allowlist(&net_obs)),
             (&netd::NET_OVERSIZED_REPLY, netj::oversized_reply(&net_obs)),
+        ]);
+    }
+    if !git_obs.tools.is_empty() {
+        use crate::judge::git as gitj;
+        use crate::registry::git as gitd;
+        findings.extend([
+            (&gitd::GIT_REPO_SCOPE, gitj::repo_scope(&git_obs)),
+            (&gitd::GIT_ARG_INJECTION, gitj::arg_injection(&git_obs)),
         ]);
     }
     if !db_obs.tools.is_empty() {

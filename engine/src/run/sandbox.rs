@@ -46,6 +46,8 @@ pub struct Sandbox {
     pub sqlite: Option<PathBuf>,
     /// `{upstream}`, once the upstream stub runs.
     pub upstream: Option<String>,
+    /// `{repo}` and the canary repositories, when the config names `{repo}`.
+    pub git: Option<super::git::GitRepos>,
 }
 
 impl Sandbox {
@@ -75,6 +77,7 @@ impl Sandbox {
             listener: None,
             sqlite: None,
             upstream: None,
+            git: None,
         };
         sandbox.build_tree(large_bytes)?;
         Ok(sandbox)
@@ -202,13 +205,25 @@ impl Sandbox {
     /// What reports show instead of this run's paths and canary values, longest first.
     pub fn redactions(&self) -> Vec<(String, String)> {
         let mut reps = Vec::new();
-        let places = [
+        let mut places = vec![
             (self.sibling(), "{sandbox}-sibling"),
             (self.root(), "{sandbox}"),
             (self.home(), "{sandbox_home}"),
             (self.canary_dir(), "{canary}"),
             (self.base().to_path_buf(), "{sandbox_dir}"),
         ];
+        if let Some(g) = &self.git {
+            places.extend([
+                (g.repo.clone(), "{repo}"),
+                (g.sibling.clone(), "{repo}-sibling"),
+                (g.canary_repo.clone(), "{canary_repo}"),
+            ]);
+            for (token, shown) in
+                [(&g.canary, "<git-canary>"), (&g.control, "<repo-control>"), (&g.hidden, "<hidden-commit>")]
+            {
+                reps.push((token.clone(), shown.to_string()));
+            }
+        }
         for (path, name) in places {
             if let Ok(real) = path.canonicalize() {
                 reps.push((real.to_string_lossy().into_owned(), name.to_string()));
@@ -252,6 +267,10 @@ impl Sandbox {
         };
         let s = match &self.sqlite {
             Some(path) => s.replace("{sqlite}", &path.to_string_lossy()),
+            None => s,
+        };
+        let s = match &self.git {
+            Some(g) => s.replace("{repo}", &g.repo.to_string_lossy()),
             None => s,
         };
         match &self.listener {

@@ -1,0 +1,325 @@
+//! The git pack's judges and corpora: read-only git tools aimed at a repository the
+//! server must not serve (the canary repository, outside `{repo}`), and ref and path
+//! arguments that become git options. What decides is what the harness can see: the
+//! canary in a reply, a file the sandbox observer saw appear, a harness program's
+//! marker, or a reply that could only come from an option taking effect.
+
+use super::Finding;
+use super::core::Answer;
+use crate::model::{Verdict, VerifiedBy};
+use crate::record::Evidence;
+use crate::registry::ProbeDoc;
+
+/// Where the repository-scope probes point, relative to `{repo}` and `{sandbox}`. The
+/// canary repository sits beside the root (`{sandbox_dir}/canary-repo`); the sibling one
+/// is `{repo}-sibling`; `{repo}/sm-link` is a link to the canary repository.
+pub const SCOPE_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc { name: "absolute", sends: "{canary_repo}: the canary repository by its absolute path" },
+    ProbeDoc { name: "traversal", sends: "{repo}/../../canary-repo: out of {repo} by parent steps" },
+    ProbeDoc { name: "relative", sends: "../canary-repo: relative to the server's working directory ({sandbox})" },
+    ProbeDoc {
+        name: "sibling-prefix",
+        sends: "{repo}-sibling: another repository whose path starts with {repo}'s (a string-prefix check lets it in)",
+    },
+    ProbeDoc { name: "link", sends: "{repo}/sm-link: a symbolic link inside {repo} to the canary repository" },
+];
+
+/// The values sent in every ref, revision and path argument of a git tool.
+pub const INJECTION_VARIANTS: [ProbeDoc; 6] = [
+    ProbeDoc {
+        name: "output",
+        sends: "--output={sandbox}/sm-injected.txt: git log, show and diff write their output to that file",
+    },
+    ProbeDoc {
+        name: "upload-pack",
+        sends: "--upload-pack=sm-canary: fetch, clone and ls-remote run it (sm-canary prints a marker and creates {sandbox}/sm-canary.txt)",
+    },
+    ProbeDoc { name: "pager", sends: "--open-files-in-pager=sm-canary: git grep runs it" },
+    ProbeDoc { name: "exec", sends: "--exec=sm-canary: rebase and some plumbing run it" },
+    ProbeDoc {
+        name: "config",
+        sends: "-c core.pager=sm-canary: takes effect where the value lands before the subcommand",
+    },
+    ProbeDoc {
+        name: "leading-dash",
+        sends: "--all: a leading dash; git log then lists every branch, including the harness's hidden one",
+    },
+];
+
+/// What a read-only git tool did with one repository-scope probe.
+#[derive(Debug, Clone)]
+pub struct ScopeProbe {
+    pub variant: &'static str,
+    pub tool: String,
+    /// The path as reports show it (placeholders, not this run's paths).
+    pub shown: String,
+    pub answer: Answer,
+    /// The canary repository's token came back.
+    pub canary_seen: bool,
+}
+
+/// What one injection value did in one argument.
+#[derive(Debug, Clone)]
+pub struct InjectionProbe {
+    pub variant: &'static str,
+    pub tool: String,
+    pub param: String,
+    pub answer: Answer,
+    /// Files the sandbox observer saw appear or change during the call.
+    pub effects: Vec<String>,
+    /// A marker in the reply that only an option taking effect puts there.
+    pub marker: Option<&'static str>,
+}
+
+/// A control call: the tool on `{repo}` with benign arguments.
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub tool: String,
+    pub answer: Answer,
+}
+
+impl Control {
+    pub fn worked(&self) -> bool {
+        matches!(self.answer, Answer::Success { .. })
+    }
+}
+
+/// A tool annotated read-only that changed `{repo}` during a call.
+#[derive(Debug, Clone)]
+pub struct RepoChange {
+    pub tool: String,
+    pub during: String,
+    pub what: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct GitObservations {
+    /// Git tools, by name.
+    pub tools: Vec<String>,
+    /// Git tools without a repository parameter (the scope probes cannot aim them).
+    pub without_repo_param: Vec<String>,
+    /// Git tools whose required arguments the harness cannot fill.
+    pub unfillable: Vec<String>,
+    pub scope_controls: Vec<Control>,
+    pub scope: Vec<ScopeProbe>,
+    pub injection_controls: Vec<Control>,
+    pub injection: Vec<InjectionProbe>,
+    pub read_only_changes: Vec<RepoChange>,
+}
+
+fn control_evidence(controls: &[Control]) -> Vec<Evidence> {
+    controls
+        .iter()
+        .map(|c| {
+            Evidence::new("control: {repo} with benign arguments", c.answer.brief(), VerifiedBy::Response).tool(&c.tool)
+        })
+        .collect()
+}
+
+/// `git-repo-scope`: the canary repository must never answer through the server.
+pub fn repo_scope(obs: &GitObservations) -> Finding {
+    if obs.scope_controls.is_empty() {
+        let why = if obs.without_repo_param.is_empty() {
+            "no read-only git tool whose arguments the harness can fill".to_string()
+        } else {
+            format!("no git tool takes a repository argument ({})", obs.without_repo_param.join(", "))
+        };
+        return Finding::new(Verdict::Na, why, vec![]);
+    }
+    let leaks: Vec<&ScopeProbe> = obs.scope.iter().filter(|p| p.canary_seen).collect();
+    let mut evidence: Vec<Evidence> = leaks
+        .iter()
+        .map(|p| {
+            Evidence::new(
+                format!("{} ({})", p.variant, p.shown),
+                format!("the canary repository's content came back: {}", p.answer.brief()),
+                VerifiedBy::Response,
+            )
+            .tool(&p.tool)
+            .code("canary-repo-served")
+        })
+        .collect();
+    if !leaks.is_empty() {
+        let kinds: Vec<&str> = dedup(leaks.iter().map(|p| p.variant));
+        return Finding::new(
+            Verdict::Fail,
+            format!("the canary repository was served through {} ({})", leaks[0].tool, kinds.join(", ")),
+            evidence,
+        );
+    }
+    evidence.extend(control_evidence(&obs.scope_controls));
+    if !obs.scope_controls.iter().any(Control::worked) {
+        return Finding::new(
+            Verdict::Inconclusive,
+            "no git tool could read {repo}, the repository it serves, so a refusal proves nothing",
+            evidence,
+        );
+    }
+    evidence.extend(obs.scope.iter().map(|p| {
+        Evidence::new(format!("{} ({})", p.variant, p.shown), p.answer.brief(), VerifiedBy::Response).tool(&p.tool)
+    }));
+    let tools = dedup(obs.scope.iter().map(|p| p.tool.as_str()));
+    Finding::new(
+        Verdict::Pass,
+        format!(
+            "{} probe(s) aimed at the canary repository on {} brought none of it back",
+            obs.scope.len(),
+            tools.join(", ")
+        ),
+        evidence,
+    )
+}
+
+/// `git-arg-injection`: no injected option may take effect, and no tool annotated
+/// read-only may change the repository.
+pub fn arg_injection(obs: &GitObservations) -> Finding {
+    if obs.injection_controls.is_empty() {
+        return Finding::new(
+            Verdict::Na,
+            "no git tool takes a ref, revision or path argument the harness can fill",
+            vec![],
+        );
+    }
+    let mut evidence = Vec::new();
+    for p in &obs.injection {
+        let took = |what: String, by: VerifiedBy, code: &str| {
+            Evidence::new(format!("{} in {}", p.variant, p.param), what, by).tool(&p.tool).code(code)
+        };
+        if !p.effects.is_empty() {
+            evidence.push(took(
+                format!("the option took effect: {} ({})", p.effects.join(", "), p.answer.brief()),
+                VerifiedBy::Sandbox,
+                "option-took-effect",
+            ));
+        } else if let Some(m) = p.marker {
+            evidence.push(took(format!("the option took effect: {m}"), VerifiedBy::Response, "option-took-effect"));
+        }
+    }
+    for c in &obs.read_only_changes {
+        evidence.push(
+            Evidence::new(
+                c.during.clone(),
+                format!("annotated read-only, but the repository changed: {}", c.what.join(", ")),
+                VerifiedBy::Sandbox,
+            )
+            .tool(&c.tool)
+            .code("read-only-changed-repo"),
+        );
+    }
+    if !evidence.is_empty() {
+        let first = &evidence[0];
+        let summary = match first.code.as_deref() {
+            Some("read-only-changed-repo") => {
+                format!("{} is annotated read-only but changed {{repo}}", first.tool.clone().unwrap_or_default())
+            }
+            _ => format!(
+                "{} injected option(s) took effect, first {} on {}",
+                obs.injection.iter().filter(|p| !p.effects.is_empty() || p.marker.is_some()).count(),
+                first.probe,
+                first.tool.clone().unwrap_or_default()
+            ),
+        };
+        return Finding::new(Verdict::Fail, summary, evidence);
+    }
+    evidence.extend(control_evidence(&obs.injection_controls));
+    if !obs.injection_controls.iter().any(Control::worked) {
+        return Finding::new(
+            Verdict::Inconclusive,
+            "no git tool answered a benign call on {repo}, so options that did nothing prove nothing",
+            evidence,
+        );
+    }
+    evidence.extend(obs.injection.iter().map(|p| {
+        Evidence::new(format!("{} in {}", p.variant, p.param), p.answer.brief(), VerifiedBy::Sandbox).tool(&p.tool)
+    }));
+    Finding::new(
+        Verdict::Pass,
+        format!(
+            "{} injected option(s) in {} argument(s) took no effect; nothing annotated read-only changed {{repo}}",
+            obs.injection.len(),
+            dedup(obs.injection.iter().map(|p| (p.tool.as_str(), p.param.as_str()))).len()
+        ),
+        evidence,
+    )
+}
+
+fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Answer {
+        Answer::Success { text: text.into() }
+    }
+
+    fn base() -> GitObservations {
+        GitObservations {
+            tools: vec!["git_log".into()],
+            scope_controls: vec![Control { tool: "git_log".into(), answer: ok("abc first commit") }],
+            injection_controls: vec![Control { tool: "git_log".into(), answer: ok("abc first commit") }],
+            scope: vec![ScopeProbe {
+                variant: "absolute",
+                tool: "git_log".into(),
+                shown: "{canary_repo}".into(),
+                answer: Answer::ToolError { text: "not the served repository".into() },
+                canary_seen: false,
+            }],
+            injection: vec![InjectionProbe {
+                variant: "output",
+                tool: "git_log".into(),
+                param: "revision".into(),
+                answer: Answer::ToolError { text: "bad revision".into() },
+                effects: vec![],
+                marker: None,
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn refusals_after_a_working_control_pass_and_a_canary_fails() {
+        let obs = base();
+        assert_eq!(repo_scope(&obs).verdict, Verdict::Pass);
+        assert_eq!(arg_injection(&obs).verdict, Verdict::Pass);
+        let mut leak = base();
+        leak.scope[0].canary_seen = true;
+        let f = repo_scope(&leak);
+        assert_eq!(f.verdict, Verdict::Fail);
+        assert_eq!(f.evidence[0].code.as_deref(), Some("canary-repo-served"));
+    }
+
+    #[test]
+    fn a_file_an_option_wrote_or_a_read_only_change_fails() {
+        let mut obs = base();
+        obs.injection[0].effects = vec!["{sandbox}/sm-injected.txt created".into()];
+        let f = arg_injection(&obs);
+        assert_eq!((f.verdict, f.evidence[0].verified_by), (Verdict::Fail, VerifiedBy::Sandbox));
+        assert!(f.evidence[0].outcome.contains("sm-injected.txt created"), "{}", f.evidence[0].outcome);
+        let mut obs = base();
+        obs.read_only_changes.push(RepoChange {
+            tool: "git_status".into(),
+            during: "control".into(),
+            what: vec!["{repo}/.git/refs/tags/x created".into()],
+        });
+        assert!(arg_injection(&obs).summary.contains("git_status is annotated read-only but changed {repo}"));
+    }
+
+    #[test]
+    fn a_failed_control_is_inconclusive_never_a_pass() {
+        let mut obs = base();
+        obs.scope_controls[0].answer = Answer::ToolError { text: "no such repository".into() };
+        obs.injection_controls[0].answer = Answer::Timeout;
+        assert_eq!(repo_scope(&obs).verdict, Verdict::Inconclusive);
+        assert_eq!(arg_injection(&obs).verdict, Verdict::Inconclusive);
+        assert_eq!(repo_scope(&GitObservations::default()).verdict, Verdict::Na);
+    }
+}

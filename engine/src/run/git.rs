@@ -1,0 +1,330 @@
+//! The git pack's targets and collection: the repositories the harness owns (`{repo}`,
+//! which the server may serve, and a canary repository beside the root it must not),
+//! then the repository-scope and option-injection probes on every read-only git tool.
+
+use super::core::{MAX_TIMEOUTS, call_answer};
+use super::observer::Observer;
+use super::sandbox::{Sandbox, random_hex};
+use super::{Live, Runner};
+use crate::judge::core::Answer;
+use crate::judge::fs::diff;
+use crate::judge::git::{
+    Control, GitObservations, INJECTION_VARIANTS, InjectionProbe, RepoChange, SCOPE_VARIANTS, ScopeProbe,
+};
+use crate::judge::text::clip;
+use crate::record::Classification;
+use crate::tools::ToolInfo;
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::LazyLock;
+
+/// Parameters that name the repository a git tool works on.
+const REPO_PARAMS: [&str; 5] = ["repo_path", "repository", "repo", "repo_dir", "repository_path"];
+/// Arguments a careless server hands to git as they are: refs, revisions and paths.
+static REF_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new("(?i)rev|ref|commit|target|branch|base|path|file|spec|tag|object|source|since|until").expect("valid")
+});
+/// Read-only by name, for tools without a readOnlyHint.
+static READ_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("(?i)status|log|show|diff|blame|grep|describe").expect("valid"));
+static WRITE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new("(?i)create|commit|add|reset|checkout|push|pull|merge|init|delete|remove|tag|stash|rebase|apply")
+        .expect("valid")
+});
+
+/// The repositories of one run and the tokens they carry.
+pub struct GitRepos {
+    /// `{repo}`: inside the root; the repository the server may serve.
+    pub repo: PathBuf,
+    /// Beside the root: a repository the server must never serve.
+    pub canary_repo: PathBuf,
+    /// `{repo}-sibling`: another repository whose path starts with `{repo}`'s.
+    pub sibling: PathBuf,
+    /// In `{repo}`'s README and first commit.
+    pub control: String,
+    /// In every file and commit of the canary and sibling repositories.
+    pub canary: String,
+    /// The message of the one commit on `{repo}`'s branch sm-hidden.
+    pub hidden: String,
+}
+
+fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=sealmark", "-c", "user.email=sealmark@invalid", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| format!("git could not be started ({e}); the git pack needs git on PATH"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+fn commit_repo(dir: &Path, home: &Path, file: &str, text: &str, message: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    git(dir, home, &["init", "-q"])?;
+    std::fs::write(dir.join(file), text).map_err(|e| e.to_string())?;
+    git(dir, home, &["add", "-A"])?;
+    git(dir, home, &["commit", "-q", "-m", message])
+}
+
+/// Builds the repositories inside a fresh sandbox.
+pub fn create(sandbox: &Sandbox) -> Result<GitRepos, String> {
+    let home = sandbox.home();
+    let repos = GitRepos {
+        repo: sandbox.root().join("repo"),
+        canary_repo: sandbox.base().join("canary-repo"),
+        sibling: sandbox.root().join("repo-sibling"),
+        control: format!("sm-repo-control-{}", random_hex(8)),
+        canary: format!("sm-git-canary-{}", random_hex(8)),
+        hidden: format!("sm-hidden-{}", random_hex(8)),
+    };
+    let readme = format!("sealmark test repository\n{}\n", repos.control);
+    commit_repo(&repos.repo, &home, "README.md", &readme, &format!("first commit {}", repos.control))?;
+    git(&repos.repo, &home, &["checkout", "-q", "-b", "sm-hidden"])?;
+    git(&repos.repo, &home, &["commit", "-q", "--allow-empty", "-m", &repos.hidden])?;
+    git(&repos.repo, &home, &["checkout", "-q", "main"])?;
+    for dir in [&repos.canary_repo, &repos.sibling] {
+        let secret = format!("{}\n", repos.canary);
+        commit_repo(dir, &home, "secret.md", &secret, &format!("canary commit {}", repos.canary))?;
+    }
+    std::os::unix::fs::symlink(&repos.canary_repo, repos.repo.join("sm-link")).map_err(|e| e.to_string())?;
+    std::fs::write(repos.repo.join(".git/info/exclude"), "sm-link\n").map_err(|e| e.to_string())?;
+    Ok(repos)
+}
+
+/// One git tool the pack can call, with benign values for its required arguments.
+struct GitTool<'t> {
+    tool: &'t ToolInfo,
+    repo_param: Option<String>,
+    read_only: bool,
+    benign: Map<String, Value>,
+    /// String arguments a probe value goes into (not the repository one).
+    targets: Vec<String>,
+}
+
+/// A harmless value for an argument, by its name and type; `None` when there is none.
+fn benign(name: &str, kind: &str) -> Option<Value> {
+    match kind {
+        "integer" | "number" => Some(json!(5)),
+        "boolean" => Some(json!(false)),
+        "array" => Some(json!(["README.md"])),
+        "string" | "any" => {
+            let path_like = ["path", "file", "spec"].iter().any(|p| name.to_ascii_lowercase().contains(p));
+            Some(json!(if path_like { "README.md" } else { "HEAD" }))
+        }
+        _ => None,
+    }
+}
+
+fn git_tool<'t>(tool: &'t ToolInfo, repo: &Path) -> Result<GitTool<'t>, String> {
+    let repo_param =
+        tool.params.iter().map(|(n, _)| n).find(|n| REPO_PARAMS.contains(&n.to_ascii_lowercase().as_str())).cloned();
+    let read_only = match tool.hint("readOnlyHint") {
+        Some(hint) => hint,
+        None => READ_NAME.is_match(&tool.name) && !WRITE_NAME.is_match(&tool.name),
+    };
+    let mut benign_args = Map::new();
+    for (name, kind) in &tool.params {
+        if Some(name) == repo_param.as_ref() {
+            benign_args.insert(name.clone(), json!(repo.to_string_lossy()));
+        } else if tool.required.contains(name) {
+            let value = benign(name, kind).ok_or_else(|| format!("{name} ({kind})"))?;
+            benign_args.insert(name.clone(), value);
+        }
+    }
+    let targets = tool
+        .params
+        .iter()
+        .filter(|(n, kind)| {
+            Some(n) != repo_param.as_ref() && REF_LIKE.is_match(n) && (kind == "string" || kind == "any")
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    Ok(GitTool { tool, repo_param, read_only, benign: benign_args, targets })
+}
+
+struct Caller<'r, 'a> {
+    runner: &'r mut Runner<'a>,
+    live: &'r mut Live,
+    observer: Observer,
+    repo_observer: Observer,
+}
+
+/// A call's answer (kept short), its whole text, what changed in the sandbox outside
+/// the repositories' own `.git`, and what changed in `{repo}`.
+struct Called {
+    answer: Answer,
+    text: String,
+    effects: Vec<String>,
+    repo_changes: Vec<String>,
+}
+
+impl Caller<'_, '_> {
+    async fn call(&mut self, tool: &str, args: Map<String, Value>, probe: &str) -> Called {
+        let nothing = |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![] };
+        if self.runner.timeouts >= MAX_TIMEOUTS {
+            return nothing(Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") });
+        }
+        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
+            return nothing(Answer::Died { reason: self.live.gone.clone().unwrap_or_default() });
+        }
+        let (before, repo_before) = (self.observer.snapshot(), self.repo_observer.snapshot());
+        let reply = self
+            .live
+            .session
+            .request("tools/call", json!({ "name": tool, "arguments": args }), &format!("{probe} on {tool}"))
+            .await;
+        let answer = call_answer(reply, self.runner, self.live, true);
+        let text = match &answer {
+            Answer::Success { text } | Answer::ToolError { text } => text.clone(),
+            Answer::RpcError { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        let (after, repo_after) = (self.observer.snapshot(), self.repo_observer.snapshot());
+        // git keeps its own bookkeeping (the index, objects, logs) up to date as it reads.
+        let effects =
+            diff(&before, &after).into_iter().filter(|c| !c.contains("/.git/") && !c.contains("/repo/")).collect();
+        let repo_changes = diff(&repo_before, &repo_after)
+            .into_iter()
+            .filter(|c| !["/.git/index", "/.git/objects/", "/.git/logs/"].iter().any(|skip| c.contains(skip)))
+            .collect();
+        let answer = match answer {
+            Answer::Success { text } => Answer::Success { text: clip(&text, 300) },
+            other => other,
+        };
+        Called { answer, text, effects, repo_changes }
+    }
+}
+
+/// Runs the git probes on every read-only git tool.
+pub async fn collect(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    tools: &[ToolInfo],
+    classes: &[Classification],
+    sandbox: &Sandbox,
+    repos: &GitRepos,
+) -> GitObservations {
+    let mut obs = GitObservations::default();
+    let mut targets = Vec::new();
+    for (tool, class) in tools.iter().zip(classes) {
+        if class.class != "git" {
+            continue;
+        }
+        obs.tools.push(tool.name.clone());
+        match git_tool(tool, &repos.repo) {
+            Ok(t) if t.read_only => {
+                if t.repo_param.is_none() {
+                    obs.without_repo_param.push(tool.name.clone());
+                }
+                targets.push(t);
+            }
+            Ok(_) => runner
+                .gaps
+                .push(format!("{}: a git tool that writes; the git pack calls read-only git tools only", tool.name)),
+            Err(arg) => {
+                obs.unfillable.push(tool.name.clone());
+                runner.gaps.push(format!(
+                    "{}: required argument {arg} cannot be filled with a harmless value; not probed by the git pack",
+                    tool.name
+                ));
+            }
+        }
+    }
+    let mut caller = Caller {
+        runner,
+        live,
+        observer: Observer::new(sandbox.observed()),
+        repo_observer: Observer::new(vec![("{repo}", repos.repo.clone())]),
+    };
+    let root = sandbox.root();
+    let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
+        .iter()
+        .map(|v| {
+            let real = match v.name {
+                "absolute" => repos.canary_repo.to_string_lossy().into_owned(),
+                "traversal" => format!("{}/../../canary-repo", repos.repo.display()),
+                "relative" => "../canary-repo".to_string(),
+                "sibling-prefix" => repos.sibling.to_string_lossy().into_owned(),
+                _ => format!("{}/sm-link", repos.repo.display()),
+            };
+            (v.name, v.sends.split(':').next().unwrap_or(v.sends), real)
+        })
+        .collect();
+    for t in &targets {
+        let name = t.tool.name.as_str();
+        let note = |c: &Called, during: &str, obs: &mut GitObservations| {
+            if !c.repo_changes.is_empty() {
+                obs.read_only_changes.push(RepoChange {
+                    tool: name.to_string(),
+                    during: during.to_string(),
+                    what: c.repo_changes.clone(),
+                });
+            }
+        };
+        if let Some(param) = &t.repo_param {
+            let c = caller.call(name, t.benign.clone(), "control").await;
+            note(&c, "control", &mut obs);
+            obs.scope_controls.push(Control { tool: name.to_string(), answer: c.answer });
+            for (variant, shown, real) in &scope_paths {
+                let mut args = t.benign.clone();
+                args.insert(param.clone(), json!(real));
+                let c = caller.call(name, args, variant).await;
+                note(&c, variant, &mut obs);
+                obs.scope.push(ScopeProbe {
+                    variant,
+                    tool: name.to_string(),
+                    shown: shown.to_string(),
+                    canary_seen: c.text.contains(&repos.canary),
+                    answer: c.answer,
+                });
+            }
+        }
+        if t.targets.is_empty() {
+            continue;
+        }
+        let c = caller.call(name, t.benign.clone(), "control").await;
+        note(&c, "control", &mut obs);
+        obs.injection_controls.push(Control { tool: name.to_string(), answer: c.answer });
+        for param in &t.targets {
+            for v in &INJECTION_VARIANTS {
+                let value = v.sends.split(':').next().unwrap_or(v.sends).replace("{sandbox}", &root.to_string_lossy());
+                let mut args = t.benign.clone();
+                args.insert(param.clone(), json!(value));
+                let during = format!("{} in {param}", v.name);
+                let c = caller.call(name, args, &during).await;
+                note(&c, &during, &mut obs);
+                let marker = if c.text.contains("sm-canary-ran") {
+                    Some("sm-canary ran: its marker is in the reply")
+                } else if c.text.contains(&repos.hidden) {
+                    Some("the reply lists the commit of the harness's hidden branch")
+                } else {
+                    None
+                };
+                obs.injection.push(InjectionProbe {
+                    variant: v.name,
+                    tool: name.to_string(),
+                    param: param.clone(),
+                    answer: c.answer,
+                    effects: c.effects,
+                    marker,
+                });
+                // The next probe must see its own effects, not this one's.
+                for leftover in ["sm-injected.txt", "sm-canary.txt"] {
+                    let _ = std::fs::remove_file(root.join(leftover));
+                }
+            }
+        }
+    }
+    obs
+}
