@@ -147,15 +147,19 @@ fn the_example_config_runs_as_written() {
     let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/config/scoped-http.yaml");
     let out = run(&scratch, &["run", "--config", cfg.to_str().unwrap()], &[]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // toy-data checks no credential itself (it forwards each caller's to its backend), so
+    // the http pack fails it, and the run exits 1 below the A gate.
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     for line in [
         "· STANDARD ·",
+        "[FAIL] A missing or wrong credential gets 401 with WWW-Authenticate — accepted: no credential",
+        "[PASS] A foreign Origin is refused (DNS rebinding)",
         "scope was declared in the config (scope.tools), so the pack is included (candidate pack)",
         "PACK scope  GRADE A  (1/1 points, 100%)  candidate pack",
         "PACK sql-guard  GRADE A  (3/3 points, 100%)  candidate pack",
         "PACK upstream  GRADE A  (1/1 points, 100%)  candidate pack",
         "header:Authorization=Bearer {bearer}",
-        "Badge: not eligible (no pack beyond core was graded).",
+        "Badge: eligible (a STANDARD run with a graded pack beyond core).",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }

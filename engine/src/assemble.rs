@@ -329,6 +329,9 @@ fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str
 
 /// Why a built, requested pack produced no check: nothing it could aim at.
 fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
+    if pack == Pack::Http {
+        return "a stdio server: the http pack needs server.url".to_string();
+    }
     match pack_class(pack) {
         None => "nothing to aim at".to_string(),
         Some(class) if tools_of_class(classification, class).is_empty() => format!("no {class} tool found"),

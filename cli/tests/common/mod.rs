@@ -36,6 +36,13 @@ pub fn toy_sql() -> PathBuf {
     path
 }
 
+/// The toy streamable-HTTP server, built beside sealmark.
+pub fn toy_http() -> PathBuf {
+    let path = sealmark().with_file_name("toy-http");
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
 /// The toy git server, built beside sealmark.
 pub fn toy_git() -> PathBuf {
     let path = sealmark().with_file_name("toy-git");

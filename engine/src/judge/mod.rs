@@ -11,6 +11,7 @@ pub mod custom;
 pub mod db;
 pub mod fs;
 pub mod git;
+pub mod http;
 pub mod net;
 pub mod refusal;
 pub mod scope;

@@ -9,6 +9,7 @@ pub(crate) mod core;
 pub(crate) mod db;
 pub(crate) mod fs;
 pub(crate) mod git;
+pub(crate) mod http;
 pub(crate) mod net;
 mod packs;
 pub(crate) mod sqlite;
@@ -154,6 +155,12 @@ pub static CHECKS: &[&CheckDef] = &[
     &net::NET_OVERSIZED_REPLY,
     &git::GIT_REPO_SCOPE,
     &git::GIT_ARG_INJECTION,
+    &http::HTTP_ORIGIN,
+    &http::HTTP_AUTH_REQUIRED,
+    &http::HTTP_PROTOCOL_VERSION,
+    &http::HTTP_SESSION,
+    &http::HTTP_CORS,
+    &http::HTTP_BIND,
     &fs::EFFECTS_READ_ONLY,
     &fs::EFFECTS_CLOSED_WORLD,
     &fs::EFFECTS_UNANNOTATED,

@@ -53,9 +53,9 @@ pub static PACKS: &[PackDoc] = &[
     },
     PackDoc {
         pack: Pack::Http,
-        title: "The HTTP transport's own defences",
-        applies: "when the server is reached over HTTP",
-        built: false,
+        title: "The HTTP transport's own defences, tested with raw requests",
+        applies: "when the server is reached over HTTP (server.url)",
+        built: true,
     },
     PackDoc {
         pack: Pack::Effects,

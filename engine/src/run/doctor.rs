@@ -125,6 +125,9 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
                     "would not run: the server config has no {repo} placeholder (e.g. --repository {repo})".to_string()
                 }
                 Pack::Git => runs_on(&tools_of("git"), "git"),
+                Pack::Http if config.server.url.is_none() => {
+                    "would not run: a stdio server (the http pack needs server.url)".to_string()
+                }
                 Pack::Scope => {
                     let names: Vec<&str> = config.scope.tools.iter().map(|t| t.tool.as_str()).collect();
                     format!("runs on {}", names.join(", "))

@@ -11,6 +11,7 @@ mod dbpack;
 pub mod doctor;
 mod fs;
 mod git;
+mod http;
 mod listener;
 mod net;
 mod observer;
@@ -398,6 +399,16 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             live.session.garbage.0
         ));
     }
+    // The http pack's raw requests, while the server still runs.
+    let http_obs = match &config.server.url {
+        Some(url) if config.runs_pack(Pack::Http) && live.gone.is_none() => {
+            let configured: Vec<String> = config.server.headers.keys().cloned().collect();
+            let started = config.server.command.as_ref().map(|_| sandbox.run_id.as_str());
+            let headers = runner.headers_as(crate::judge::credential::Caller::A);
+            Some(http::collect(&runner.expand(url), headers, &configured, runner.timeout, started).await)
+        }
+        _ => None,
+    };
     if obs.handshake.result().is_none() {
         // The main session is caller a's: a server that refused it refused the token.
         backend_obs.credential.bearer = runner.uses_bearer();
@@ -470,6 +481,18 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         findings.extend([
             (&gitd::GIT_REPO_SCOPE, gitj::repo_scope(&git_obs)),
             (&gitd::GIT_ARG_INJECTION, gitj::arg_injection(&git_obs)),
+        ]);
+    }
+    if let Some(h) = &http_obs {
+        use crate::judge::http as httpj;
+        use crate::registry::http as httpd;
+        findings.extend([
+            (&httpd::HTTP_ORIGIN, httpj::origin(h)),
+            (&httpd::HTTP_AUTH_REQUIRED, httpj::auth_required(h)),
+            (&httpd::HTTP_PROTOCOL_VERSION, httpj::protocol_version(h)),
+            (&httpd::HTTP_SESSION, httpj::session(h)),
+            (&httpd::HTTP_CORS, httpj::cors(h)),
+            (&httpd::HTTP_BIND, httpj::bind(h)),
         ]);
     }
     if !db_obs.tools.is_empty() {

@@ -177,27 +177,30 @@ fn group_alive(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
-/// Kills every process whose environment carries this run's marker; returns
-/// `name (pid N)` for each, in pid order.
-pub fn kill_marked(run_id: &str) -> Vec<String> {
+/// The live processes (not sealmark, not zombies) whose environment carries this run's
+/// marker, in pid order.
+pub fn marked_pids(run_id: &str) -> Vec<i32> {
     let needle = format!("{RUN_MARKER}={run_id}");
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let me = std::process::id() as i32;
     let mut pids: Vec<i32> = entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
     pids.sort_unstable();
-    for pid in pids {
-        if pid == me {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
-        if !environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
-            continue;
-        }
+    pids.retain(|pid| {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
-            continue; // a zombie is already dead
-        }
+        // A zombie is already dead.
+        *pid != me
+            && environ.split(|b| *b == 0).any(|var| var == needle.as_bytes())
+            && !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    });
+    pids
+}
+
+/// Kills every process whose environment carries this run's marker; returns
+/// `name (pid N)` for each, in pid order.
+pub fn kill_marked(run_id: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for pid in marked_pids(run_id) {
         let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string();
         // SAFETY: kill(2) on a pid we just read; no memory is touched.
         unsafe {

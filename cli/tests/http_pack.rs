@@ -1,0 +1,135 @@
+//! The http pack through the real binary: the toy streamable-HTTP server with every
+//! defence on, then with each turned off in turn. Each check fails on exactly the mode
+//! that removes its defence, with evidence naming what was observed (a 200 for a
+//! foreign Origin, a reflected CORS header, a socket on 0.0.0.0).
+
+mod common;
+
+use common::{Scratch, record_of, toy_http, verdict};
+use sealmark_engine::model::Verdict::{self, Fail, Na, Pass};
+use serde_json::Value;
+use std::net::TcpListener;
+
+const CHECKS: [&str; 6] =
+    ["http-origin", "http-auth-required", "http-protocol-version", "http-session", "http-cors", "http-bind"];
+
+/// Mode → verdicts, in the order of CHECKS.
+const EXPECTED: &[(&str, [Verdict; 6])] = &[
+    ("safe", [Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("origin-unchecked", [Fail, Pass, Pass, Pass, Pass, Pass]),
+    ("no-auth", [Pass, Fail, Pass, Pass, Pass, Pass]),
+    ("any-protocol-version", [Pass, Pass, Fail, Pass, Pass, Pass]),
+    ("any-session-id", [Pass, Pass, Pass, Fail, Pass, Pass]),
+    ("cors-reflect", [Pass, Pass, Pass, Pass, Fail, Pass]),
+    ("bind-all", [Pass, Pass, Pass, Pass, Pass, Fail]),
+];
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The toy in `mode`, started by sealmark, with its credential in server.headers.
+fn config(scratch: &Scratch, mode: &str, with_credential: bool) -> std::path::PathBuf {
+    let port = free_port();
+    let headers = if with_credential { "  headers: { Authorization: \"Bearer toy-secret-1\" }\n" } else { "" };
+    let text = format!(
+        "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"{mode}\"]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: http://127.0.0.1:{port}/mcp\n{headers}packs: [core, http]\n",
+        toy_http().display(),
+        scratch.tag
+    );
+    let path = scratch.path().join("sealmark.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn evidence<'r>(rec: &'r Value, id: &str) -> &'r Vec<Value> {
+    rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["evidence"].as_array().unwrap()
+}
+
+#[test]
+fn each_defence_passes_when_on_and_fails_when_off() {
+    let runs: Vec<(&str, Value)> = std::thread::scope(|s| {
+        let handles: Vec<_> = EXPECTED
+            .iter()
+            .map(|(mode, _)| {
+                s.spawn(move || {
+                    let scratch = Scratch::new();
+                    let (rec, _) = record_of(&scratch, &config(&scratch, mode, true));
+                    assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
+                    (*mode, rec)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (mode, rec) in &runs {
+        let want = EXPECTED.iter().find(|(m, _)| m == mode).unwrap().1;
+        for (id, want) in CHECKS.iter().zip(want) {
+            let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
+            assert_eq!(verdict(rec, id), want, "mode {mode}, {id}: {}", c["summary"]);
+        }
+    }
+    let rec = |mode: &str| &runs.iter().find(|(m, _)| *m == mode).unwrap().1;
+    assert_eq!(rec("safe")["packs"]["http"]["grade"]["letter"], "A");
+
+    let origin = evidence(rec("origin-unchecked"), "http-origin");
+    let accepted = origin.iter().find(|e| e["code"] == "accepted").expect("an accepted probe");
+    assert_eq!(accepted["probe"], "Origin: http://sm-rebind.invalid");
+    assert!(accepted["outcome"].as_str().unwrap().starts_with("HTTP 200"), "{accepted}");
+    assert_eq!(rec("origin-unchecked")["packs"]["http"]["grade"]["capped"], true, "a critical fail caps at D");
+
+    let cors = &evidence(rec("cors-reflect"), "http-cors")[0];
+    assert!(
+        cors["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("allows the foreign Origin it was sent (http://sm-rebind.invalid): reflected"),
+        "{cors}"
+    );
+    let bind = evidence(rec("bind-all"), "http-bind");
+    assert!(
+        bind.iter().any(|e| e["verifiedBy"] == "process" && e["outcome"].as_str().unwrap().starts_with("0.0.0.0:")),
+        "{bind:?}"
+    );
+    let auth = evidence(rec("no-auth"), "http-auth-required");
+    assert!(auth.iter().any(|e| e["probe"] == "no credential" && e["code"] == "accepted"), "{auth:?}");
+    let text = rec("safe").to_string();
+    assert!(!text.contains("toy-secret-1"), "the credential never reaches the record");
+}
+
+#[test]
+fn without_a_credential_or_a_command_those_checks_do_not_apply() {
+    let scratch = Scratch::new();
+    let (rec, _) = record_of(&scratch, &config(&scratch, "no-auth", false));
+    assert_eq!(verdict(&rec, "http-auth-required"), Na);
+    assert_eq!(verdict(&rec, "http-origin"), Pass);
+
+    // A server sealmark did not start: its sockets are not sealmark's to read.
+    let port = free_port();
+    let mut toy = std::process::Command::new(toy_http())
+        .args(["--port", &port.to_string()])
+        .env("TOY_TOKEN", "toy-secret-1")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let cfg = scratch.path().join("url-only.yaml");
+    std::fs::write(
+        &cfg,
+        format!("server:\n  url: http://127.0.0.1:{port}/mcp\n  headers: {{ Authorization: \"Bearer toy-secret-1\" }}\npacks: [core, http]\n"),
+    )
+    .unwrap();
+    let (rec, _) = record_of(&scratch, &cfg);
+    let _ = toy.kill();
+    let _ = toy.wait();
+    assert_eq!(verdict(&rec, "http-bind"), Na, "{}", rec["checks"]);
+    assert_eq!(verdict(&rec, "http-origin"), Pass);
+
+    // A stdio server: the pack says what it needs.
+    let cfg = scratch.config_for(&common::toy_server(), &["{sandbox}"], "packs: [core, http]\n");
+    let (rec, _) = record_of(&scratch, &cfg);
+    assert_eq!(rec["packs"]["http"]["reason"], "a stdio server: the http pack needs server.url");
+}
