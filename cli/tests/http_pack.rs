@@ -10,18 +10,26 @@ use sealmark_engine::model::Verdict::{self, Fail, Na, Pass};
 use serde_json::Value;
 use std::net::TcpListener;
 
-const CHECKS: [&str; 6] =
-    ["http-origin", "http-auth-required", "http-protocol-version", "http-session", "http-cors", "http-bind"];
+const CHECKS: [&str; 7] = [
+    "http-origin",
+    "http-auth-required",
+    "http-protocol-version",
+    "http-session",
+    "http-cors",
+    "http-bind",
+    "http-tls",
+];
 
 /// Mode → verdicts, in the order of CHECKS.
-const EXPECTED: &[(&str, [Verdict; 6])] = &[
-    ("safe", [Pass, Pass, Pass, Pass, Pass, Pass]),
-    ("origin-unchecked", [Fail, Pass, Pass, Pass, Pass, Pass]),
-    ("no-auth", [Pass, Fail, Pass, Pass, Pass, Pass]),
-    ("any-protocol-version", [Pass, Pass, Fail, Pass, Pass, Pass]),
-    ("any-session-id", [Pass, Pass, Pass, Fail, Pass, Pass]),
-    ("cors-reflect", [Pass, Pass, Pass, Pass, Fail, Pass]),
-    ("bind-all", [Pass, Pass, Pass, Pass, Pass, Fail]),
+/// The URL is loopback, so http-tls does not apply; it has its own test below.
+const EXPECTED: &[(&str, [Verdict; 7])] = &[
+    ("safe", [Pass, Pass, Pass, Pass, Pass, Pass, Na]),
+    ("origin-unchecked", [Fail, Pass, Pass, Pass, Pass, Pass, Na]),
+    ("no-auth", [Pass, Fail, Pass, Pass, Pass, Pass, Na]),
+    ("any-protocol-version", [Pass, Pass, Fail, Pass, Pass, Pass, Na]),
+    ("any-session-id", [Pass, Pass, Pass, Fail, Pass, Pass, Na]),
+    ("cors-reflect", [Pass, Pass, Pass, Pass, Fail, Pass, Na]),
+    ("bind-all", [Pass, Pass, Pass, Pass, Pass, Fail, Na]),
 ];
 
 fn free_port() -> u16 {
@@ -132,4 +140,78 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
     let cfg = scratch.config_for(&common::toy_server(), &["{sandbox}"], "packs: [core, http]\n");
     let (rec, _) = record_of(&scratch, &cfg);
     assert_eq!(rec["packs"]["http"]["reason"], "a stdio server: the http pack needs server.url");
+}
+
+/// A server that accepts connections and never answers costs two timeouts, not one per
+/// probe: the rest are not sent, and every check says it could not tell.
+#[test]
+fn a_server_that_never_answers_is_inconclusive_within_a_bounded_wait() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s); // accepted, read never, answered never
+        }
+    });
+    let scratch = Scratch::new();
+    let cfg = scratch.path().join("silent.yaml");
+    std::fs::write(
+        &cfg,
+        format!("server:\n  url: http://127.0.0.1:{port}/mcp\npacks: [core, http]\ntimeout_probe_sec: 1\n"),
+    )
+    .unwrap();
+    let (rec, _) = record_of(&scratch, &cfg);
+    for id in ["http-origin", "http-protocol-version"] {
+        assert_eq!(verdict(&rec, id), Verdict::Inconclusive, "{id}: {}", rec["checks"]);
+    }
+    let all = rec["checks"].to_string();
+    assert!(all.contains("no answer within the probe timeout"), "{all}");
+    assert_eq!(verdict(&rec, "http-session"), Na, "no session was issued");
+}
+
+/// This machine's own address on its default route (a UDP connect sends nothing), so a
+/// URL can leave loopback without traffic leaving the machine.
+fn own_address() -> std::net::IpAddr {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    s.connect("192.0.2.1:9").expect("a default route: the TLS test needs this machine's interface address");
+    let ip = s.local_addr().unwrap().ip();
+    assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
+    ip
+}
+
+/// Plain http to a non-loopback address fails http-tls; https there passes, with the
+/// certificate's standing said (the toy's is self-signed).
+#[test]
+fn a_url_beyond_loopback_must_use_tls() {
+    let ip = own_address();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tls");
+    let (cert, key) = (fixtures.join("cert.pem"), fixtures.join("key.pem"));
+    let run = |scheme: &str| {
+        let scratch = Scratch::new();
+        let port = free_port();
+        let tls = if scheme == "https" {
+            format!(", \"--tls\", \"{}\", \"{}\"", cert.display(), key.display())
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"bind-all\"{tls}]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: {scheme}://{ip}:{port}/mcp\n  headers: {{ Authorization: \"Bearer toy-secret-1\" }}\npacks: [core, http]\ntimeout_probe_sec: 3\n",
+            toy_http().display(),
+            scratch.tag
+        );
+        let cfg = scratch.path().join("sealmark.yaml");
+        std::fs::write(&cfg, text).unwrap();
+        let (rec, _) = record_of(&scratch, &cfg);
+        assert!(scratch.survivors().is_empty(), "{scheme}: left processes");
+        rec
+    };
+    let plain = run("http");
+    assert_eq!(verdict(&plain, "http-tls"), Fail, "{}", plain["checks"]);
+    assert_eq!(evidence(&plain, "http-tls")[0]["code"], "plain-http-beyond-loopback");
+    assert_eq!(verdict(&plain, "http-origin"), Pass, "the other defences still hold");
+    let tls = run("https");
+    assert_eq!(verdict(&tls, "http-tls"), Pass, "{}", tls["checks"]);
+    let outcome = evidence(&tls, "http-tls")[0]["outcome"].as_str().unwrap().to_string();
+    assert!(outcome.contains("not trusted by this machine's roots"), "{outcome}");
 }

@@ -49,6 +49,13 @@ pub const CORS_PROBES: [ProbeDoc; 2] = [
         sends: "the Access-Control-Allow-Origin of every answer to the foreign-Origin requests of http-origin",
     },
 ];
+pub const TLS_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc { name: "host", sends: "the URL's host, resolved: is every address it names on loopback?" },
+    ProbeDoc {
+        name: "handshake",
+        sends: "for https: a request that completes the TLS handshake whatever the certificate, then whether this machine's roots trust it",
+    },
+];
 pub const BIND_PROBES: [ProbeDoc; 1] = [ProbeDoc {
     name: "sockets",
     sends: "the listening TCP sockets of every process carrying the run's marker (/proc/<pid>/fd and /proc/<pid>/net/tcp, tcp6)",
@@ -90,8 +97,21 @@ impl Exchange {
     }
 }
 
+/// What the URL says about transport security.
+#[derive(Debug, Clone)]
+pub struct TlsObs {
+    pub scheme: String,
+    pub host: String,
+    /// Whether every address the host resolves to is loopback, or why that is unknown.
+    pub loopback: Result<bool, String>,
+    /// For https: whether a TLS handshake completed, and then whether the certificate is
+    /// trusted by this machine's roots.
+    pub handshake: Option<Result<bool, String>>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct HttpObservations {
+    pub tls: Option<TlsObs>,
     /// Names of the configured headers that carry a credential.
     pub credential_headers: Vec<String>,
     pub control: Option<Exchange>,
@@ -276,6 +296,44 @@ pub fn cors(obs: &HttpObservations) -> Finding {
     }
 }
 
+/// `http-tls`: a URL that leaves the machine uses TLS.
+pub fn tls(obs: &HttpObservations) -> Finding {
+    let Some(t) = &obs.tls else { return Finding::new(Verdict::Inconclusive, "the URL could not be read", vec![]) };
+    let ev = |outcome: String| Evidence::new(format!("{}://{}", t.scheme, t.host), outcome, VerifiedBy::Response);
+    match (&t.loopback, t.scheme.as_str(), &t.handshake) {
+        (Err(why), ..) => {
+            Finding::new(Verdict::Inconclusive, format!("{} could not be resolved: {why}", t.host), vec![])
+        }
+        (Ok(true), ..) => Finding::new(
+            Verdict::Na,
+            format!("{} is loopback: the traffic never leaves this machine", t.host),
+            vec![ev("every address is loopback".to_string())],
+        ),
+        (Ok(false), "https", Some(Ok(trusted))) => {
+            let trust =
+                if *trusted { "trusted by this machine's roots" } else { "not trusted by this machine's roots" };
+            Finding::new(
+                Verdict::Pass,
+                format!("TLS to {} (the certificate is {trust})", t.host),
+                vec![ev(format!("a TLS handshake completed; the certificate is {trust}"))],
+            )
+        }
+        (Ok(false), "https", Some(Err(why))) => Finding::new(
+            Verdict::Inconclusive,
+            format!("no TLS handshake with {} completed: {why}", t.host),
+            vec![ev(why.clone())],
+        ),
+        _ => Finding::new(
+            Verdict::Fail,
+            format!(
+                "plain {} to {}, which is not loopback: credentials and tool traffic cross the network unencrypted",
+                t.scheme, t.host
+            ),
+            vec![ev("not loopback, and no TLS".to_string()).code("plain-http-beyond-loopback")],
+        ),
+    }
+}
+
 /// Whether a listening address (`127.0.0.1:8080`, `[::1]:8080`) is on loopback.
 pub fn on_loopback(addr: &str) -> bool {
     addr.parse::<std::net::SocketAddr>().is_ok_and(|a| match a.ip() {
@@ -350,13 +408,27 @@ mod tests {
             after_delete: Some(ex("ended", 404, &[])),
             preflight: Some(ex("preflight", 401, &[])),
             sockets: Some(Ok(vec!["127.0.0.1:8080".into()])),
+            tls: Some(TlsObs {
+                scheme: "https".into(),
+                host: "mcp.example".into(),
+                loopback: Ok(false),
+                handshake: Some(Ok(true)),
+            }),
         }
     }
 
     #[test]
     fn a_server_with_every_defence_passes_every_check() {
         let obs = safe();
-        for f in [origin(&obs), auth_required(&obs), protocol_version(&obs), session(&obs), cors(&obs), bind(&obs)] {
+        for f in [
+            origin(&obs),
+            auth_required(&obs),
+            protocol_version(&obs),
+            session(&obs),
+            cors(&obs),
+            bind(&obs),
+            tls(&obs),
+        ] {
             assert_eq!(f.verdict, Verdict::Pass, "{}", f.summary);
         }
     }
@@ -382,6 +454,11 @@ mod tests {
         o.sockets = Some(Ok(vec!["0.0.0.0:8080".into()]));
         let f = bind(&o);
         assert_eq!((f.verdict, f.summary.as_str()), (Verdict::Fail, "listens beyond loopback: 0.0.0.0:8080"));
+        let mut o = safe();
+        o.tls.as_mut().unwrap().scheme = "http".into();
+        assert_eq!(tls(&o).verdict, Verdict::Fail);
+        o.tls.as_mut().unwrap().loopback = Ok(true);
+        assert_eq!(tls(&o).verdict, Verdict::Na, "loopback needs no TLS");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! request of its own, and where it listens.
 
 use super::{References, declare_check};
-use crate::judge::http::{AUTH_PROBES, BIND_PROBES, CORS_PROBES, ORIGIN_PROBES, SESSION_PROBES, VERSION_PROBES};
+use crate::judge::http::{
+    AUTH_PROBES, BIND_PROBES, CORS_PROBES, ORIGIN_PROBES, SESSION_PROBES, TLS_PROBES, VERSION_PROBES,
+};
 use crate::model::{Pack, VerifiedBy, Weight};
 
 const SCOPE: &str = "server (its HTTP transport, tested with raw requests)";
@@ -131,5 +133,26 @@ declare_check! {
         false_positives: "A server meant to be reached from other machines fails this by design: the check says it can be.",
         false_negatives: "Sockets opened after the probes ran, UDP and Unix sockets are not read; a server started outside sealmark is not examined.",
         references: References { owasp_mcp: "MCP09 Insecure Defaults", cwe: &[1327] },
+    }
+}
+
+declare_check! {
+    /// What crosses a network must be encrypted.
+    HTTP_TLS {
+        id: "http-tls",
+        pack: Pack::Http,
+        label: "Non-loopback endpoints use TLS",
+        scope: "server (its URL and TLS handshake)",
+        weight: Weight::Scored,
+        candidate: false,
+        since: "0.3-draft",
+        decided_by: &[VerifiedBy::Response],
+        probes: &TLS_PROBES,
+        settings: &[],
+        verdict: "na when every address the URL's host resolves to is loopback. fail for plain http to any other host. For https, pass when a TLS handshake completes (whether this machine's roots trust the certificate is said beside it); inconclusive when none does.",
+        fix: "Serve https on any address other machines can reach, or bind to loopback only.",
+        false_positives: "A plain-http URL to a host that is only reachable through an encrypted tunnel (a VPN, a service mesh) fails: the check sees the URL, not the network.",
+        false_negatives: "Certificate validity is reported, not graded; TLS versions and ciphers are not examined.",
+        references: References { owasp_mcp: "MCP09 Insecure Defaults", cwe: &[319] },
     }
 }

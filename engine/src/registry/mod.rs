@@ -161,6 +161,7 @@ pub static CHECKS: &[&CheckDef] = &[
     &http::HTTP_SESSION,
     &http::HTTP_CORS,
     &http::HTTP_BIND,
+    &http::HTTP_TLS,
     &fs::EFFECTS_READ_ONLY,
     &fs::EFFECTS_CLOSED_WORLD,
     &fs::EFFECTS_UNANNOTATED,

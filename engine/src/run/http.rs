@@ -3,7 +3,7 @@
 //! sockets from the process table.
 
 use super::process::marked_pids;
-use crate::judge::http::{Exchange, FOREIGN_ORIGINS, HttpObservations};
+use crate::judge::http::{Exchange, FOREIGN_ORIGINS, HttpObservations, TlsObs, on_loopback};
 use crate::judge::text::clip;
 use regex::Regex;
 use reqwest::Method;
@@ -29,11 +29,16 @@ fn initialize() -> String {
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
+/// After this many requests went unanswered, the rest are not sent: a server that
+/// hangs costs a bounded wait, not one timeout per probe.
+const MAX_UNANSWERED: u32 = 2;
+
 struct Prober {
     client: reqwest::Client,
     url: String,
     /// The configured headers, expanded (caller a's credential).
     headers: Vec<(String, String)>,
+    unanswered: std::cell::Cell<u32>,
 }
 
 impl Prober {
@@ -46,6 +51,10 @@ impl Prober {
         drop: &[&str],
         extra: &[(&str, &str)],
     ) -> Exchange {
+        if self.unanswered.get() >= MAX_UNANSWERED {
+            let why = format!("not sent: {MAX_UNANSWERED} earlier requests went unanswered");
+            return Exchange { probe: probe.to_string(), status: Err(why), headers: Default::default() };
+        }
         let mut req = self.client.request(method, &self.url);
         for (k, v) in self.headers.iter().filter(|(k, _)| !drop.iter().any(|d| d.eq_ignore_ascii_case(k))) {
             req = req.header(k.as_str(), v.as_str());
@@ -69,15 +78,11 @@ impl Prober {
                     .filter_map(|h| Some((h.to_string(), clip(resp.headers().get(*h)?.to_str().ok()?, 200))))
                     .collect(),
             },
-            Err(e) => Exchange {
-                probe: probe.to_string(),
-                status: Err(if e.is_timeout() {
-                    "no answer within the probe timeout".to_string()
-                } else {
-                    e.to_string()
-                }),
-                headers: Default::default(),
-            },
+            Err(e) => {
+                self.unanswered.set(self.unanswered.get() + u32::from(e.is_timeout()));
+                let why = if e.is_timeout() { "no answer within the probe timeout".to_string() } else { e.to_string() };
+                Exchange { probe: probe.to_string(), status: Err(why), headers: Default::default() }
+            }
         }
     }
 }
@@ -91,13 +96,11 @@ pub async fn collect(
     timeout: Duration,
     run_id: Option<&str>,
 ) -> HttpObservations {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(timeout)
-        .build()
-        .expect("an HTTP client");
-    let p = Prober { client, url: url.to_string(), headers };
+    let built =
+        reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).timeout(timeout).build();
+    // Without a client (a broken root store, say) nothing is sent and every check says so.
+    let Ok(client) = built else { return HttpObservations::default() };
+    let p = Prober { client, url: url.to_string(), headers, unanswered: Default::default() };
     let credentials: Vec<String> = configured.iter().filter(|h| CREDENTIAL.is_match(h)).cloned().collect();
     let mut obs = HttpObservations { credential_headers: credentials.clone(), ..Default::default() };
     let init = initialize();
@@ -181,7 +184,42 @@ pub async fn collect(
     obs.preflight =
         Some(p.send("OPTIONS preflight from a foreign Origin", Method::OPTIONS, None, &all, &preflight).await);
     obs.sockets = run_id.map(listening);
+    obs.tls = transport_security(url, timeout).await;
     obs
+}
+
+/// Where the URL leads and, for https, whether TLS is really spoken there.
+async fn transport_security(url: &str, timeout: Duration) -> Option<TlsObs> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_string();
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => Ok(on_loopback(&std::net::SocketAddr::new(ip, port).to_string())),
+        Err(_) => match tokio::time::timeout(timeout, tokio::net::lookup_host((bare, port))).await {
+            Ok(Ok(addrs)) => {
+                let addrs: Vec<String> = addrs.map(|a| a.to_string()).collect();
+                if addrs.is_empty() { Err("no address".to_string()) } else { Ok(addrs.iter().all(|a| on_loopback(a))) }
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("name resolution timed out".to_string()),
+        },
+    };
+    let handshake = if parsed.scheme() == "https" && loopback == Ok(false) {
+        let client = |check: bool| {
+            reqwest::Client::builder().no_proxy().timeout(timeout).danger_accept_invalid_certs(!check).build()
+        };
+        Some(match (client(false), client(true)) {
+            (Ok(any), Ok(verifying)) => match any.get(url).send().await {
+                Ok(_) => Ok(verifying.get(url).send().await.is_ok()),
+                Err(e) => Err(clip(&e.to_string(), 200)),
+            },
+            (Err(e), _) | (_, Err(e)) => Err(format!("no TLS client: {e}")),
+        })
+    } else {
+        None
+    };
+    Some(TlsObs { scheme: parsed.scheme().to_string(), host, loopback, handshake })
 }
 
 /// The listening TCP addresses of every process carrying the run's marker.

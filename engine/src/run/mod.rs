@@ -493,6 +493,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&httpd::HTTP_SESSION, httpj::session(h)),
             (&httpd::HTTP_CORS, httpj::cors(h)),
             (&httpd::HTTP_BIND, httpj::bind(h)),
+            (&httpd::HTTP_TLS, httpj::tls(h)),
         ]);
     }
     if !db_obs.tools.is_empty() {
