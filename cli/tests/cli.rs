@@ -230,24 +230,26 @@ fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
         stderr(&out)
     );
     assert!(report.contains("  DATABASE_URL={dsn}\n"), "the env line shows the placeholder, never a password");
-    assert_eq!(pg_clusters(), before, "the cluster is stopped and removed");
+    let left: Vec<String> = pg_clusters().difference(&before).cloned().collect();
+    assert!(left.is_empty(), "the cluster is stopped and removed: {left:?}");
     let out = scratch.run(&["run", "--no-embedded", "--config", cfg.to_str().unwrap()]);
     assert!(stdout(&out).contains("PACK db  not graded: --no-embedded and no --pg"), "{}", stdout(&out));
 }
 
-/// Postgres server processes and cluster directories of embedded runs.
-fn pg_clusters() -> (usize, usize) {
-    let procs = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c.contains("sealmark-pg-")))
-        .count();
+/// The cluster directories of embedded runs, and those a running Postgres names: as a
+/// set, so clusters of other runs on the machine that come and go do not count.
+fn pg_clusters() -> std::collections::BTreeSet<String> {
+    let running = std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| {
+        let cmd = std::fs::read_to_string(e.path().join("cmdline")).ok()?;
+        let at = cmd.find("sealmark-pg-")?;
+        Some(format!("running {}", cmd[at..].split(['/', '\0']).next().unwrap_or_default()))
+    });
     let dirs = std::fs::read_dir("/tmp")
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("sealmark-pg-"))
-        .count();
-    (procs, dirs)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sealmark-pg-"));
+    running.chain(dirs).collect()
 }
 
 #[test]

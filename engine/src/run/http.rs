@@ -174,6 +174,17 @@ pub async fn collect(
         }
         obs.delete = Some(delete);
     }
+    // Sessions a probe should never have opened are ended again, as a client would.
+    let strays: Vec<String> = obs
+        .origins
+        .iter()
+        .chain(&obs.no_credential)
+        .chain(&obs.bad_credential)
+        .filter_map(|e| e.header("mcp-session-id").map(str::to_string))
+        .collect();
+    for stray in strays {
+        p.send("DELETE a probe's session", Method::DELETE, None, &[], &[("mcp-session-id", stray.as_str())]).await;
+    }
     // A browser's preflight carries no credential.
     let all: Vec<&str> = p.headers.iter().map(|(k, _)| k.as_str()).collect();
     let preflight = [
