@@ -318,6 +318,7 @@ fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_pr
     assert!(links.as_array().unwrap().iter().any(|h| h == "#/checks/fs-read-escape"), "{links}");
     b.eval("document.querySelector('a.check-id[href=\"#/checks/fs-read-escape\"]').click()");
     let page = b.wait_for_text("What to fix");
+    b.screenshot("check-page");
     assert!(page.contains("fs-read-escape") && page.contains("checks.fs-read-escape.enabled"), "{page}");
 
     // Every check in the registry has its page, with the facts `sealmark explain` prints.
@@ -335,6 +336,7 @@ fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_pr
     // The hand-written pages, the packs, and search across them.
     b.eval("location.hash = '#/methodology'");
     b.wait_for_text("Grading formula");
+    b.screenshot("methodology");
     b.eval("location.hash = '#/configuration/probes'");
     b.wait_for_text("timeout_ms");
     b.eval("location.hash = '#/cli'");
