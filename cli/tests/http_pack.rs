@@ -36,12 +36,18 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// The toy in `mode`, started by sealmark, with its credential in server.headers.
+/// The toy in `mode` on 127.0.0.1, started by sealmark, with its credential in server.headers.
 fn config(scratch: &Scratch, mode: &str, with_credential: bool) -> std::path::PathBuf {
+    config_at(scratch, mode, "http://127.0.0.1", &[], with_credential)
+}
+
+/// The toy in `mode` with `extra` arguments, reached at `base` (scheme and host).
+fn config_at(scratch: &Scratch, mode: &str, base: &str, extra: &[String], with_credential: bool) -> std::path::PathBuf {
     let port = free_port();
     let headers = if with_credential { "  headers: { Authorization: \"Bearer toy-secret-1\" }\n" } else { "" };
+    let extra: String = extra.iter().map(|a| format!(", \"{a}\"")).collect();
     let text = format!(
-        "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"{mode}\"]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: http://127.0.0.1:{port}/mcp\n{headers}packs: [core, http]\n",
+        "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"{mode}\"{extra}]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: {base}:{port}/mcp\n{headers}packs: [core, http]\ntimeout_probe_sec: 3\n",
         toy_http().display(),
         scratch.tag
     );
@@ -189,19 +195,11 @@ fn a_url_beyond_loopback_must_use_tls() {
     let (cert, key) = (fixtures.join("cert.pem"), fixtures.join("key.pem"));
     let run = |scheme: &str| {
         let scratch = Scratch::new();
-        let port = free_port();
-        let tls = if scheme == "https" {
-            format!(", \"--tls\", \"{}\", \"{}\"", cert.display(), key.display())
-        } else {
-            String::new()
+        let tls = match scheme {
+            "https" => vec!["--tls".to_string(), cert.display().to_string(), key.display().to_string()],
+            _ => vec![],
         };
-        let text = format!(
-            "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"bind-all\"{tls}]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: {scheme}://{ip}:{port}/mcp\n  headers: {{ Authorization: \"Bearer toy-secret-1\" }}\npacks: [core, http]\ntimeout_probe_sec: 3\n",
-            toy_http().display(),
-            scratch.tag
-        );
-        let cfg = scratch.path().join("sealmark.yaml");
-        std::fs::write(&cfg, text).unwrap();
+        let cfg = config_at(&scratch, "bind-all", &format!("{scheme}://{ip}"), &tls, true);
         let (rec, _) = record_of(&scratch, &cfg);
         assert!(scratch.survivors().is_empty(), "{scheme}: left processes");
         rec

@@ -9,7 +9,7 @@ mod browser;
 mod common;
 
 use browser::Browser;
-use common::{Scratch, sealmark, toy_fetch, toy_server, toy_sql, toy_sqlite};
+use common::{Scratch, sealmark, toy_fetch, toy_git, toy_http, toy_server, toy_sql, toy_sqlite};
 use sealmark_engine::registry::CHECKS;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -134,6 +134,20 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
             let p = scratch.path().join("toy-data.yaml");
             std::fs::write(&p, example.replace("8080", &port.to_string())).unwrap();
             p
+        }),
+        (
+            "toy-git",
+            scratch.config_named("toy-git", &toy_git(), &["--repository", "{repo}", "--mode", "prefix-check"], ""),
+        ),
+        ("toy-http", {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+            let cfg = scratch.config_named("toy-http", &toy_http(), &["--port", &port, "--mode", "cors-reflect"], "");
+            let text = std::fs::read_to_string(&cfg).unwrap().replace(
+                "  env:\n",
+                &format!("  url: http://127.0.0.1:{port}/mcp\n  headers: {{ Authorization: \"Bearer t1\" }}\n  env:\n    TOY_TOKEN: t1\n"),
+            );
+            std::fs::write(&cfg, text).unwrap();
+            cfg
         }),
     ];
     std::thread::scope(|s| {

@@ -7,7 +7,9 @@ use crate::route::{Page, Route};
 use crate::search::{Entry, search};
 use leptos::prelude::*;
 use sealmark_engine::registry::{self, CHECKS, PACKS, pack_doc};
-use sealmark_engine::render::reference::{config_keys, scoring_sentence, setting_key};
+use sealmark_engine::render::reference::{
+    config_keys, cwe_list, decided_by, scoring_sentence, setting_key, weight_word,
+};
 use sealmark_engine::{METHODOLOGY, VERSION};
 use std::sync::Arc;
 
@@ -61,10 +63,6 @@ pub fn Packs() -> impl IntoView {
     }
 }
 
-fn weight_word(c: &registry::CheckDef) -> String {
-    if c.is_advisory() { "advisory".to_string() } else { c.weight.id().to_string() }
-}
-
 #[component]
 pub fn ChecksIndex() -> impl IntoView {
     view! {
@@ -100,15 +98,13 @@ pub fn CheckPage(id: String) -> impl IntoView {
         .into_any();
     };
     let pack = pack_doc(c.pack);
-    let decided: Vec<&str> = c.decided_by.iter().map(|v| v.id()).collect();
-    let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
     let facts: Vec<(&str, String)> = vec![
         ("weight", c.weight_line()),
         ("scope", c.scope.to_string()),
-        ("decided by", decided.join(", ")),
+        ("decided by", decided_by(c)),
         ("since", format!("{} (methodology {METHODOLOGY}, sealmark {VERSION})", c.since)),
         ("config keys", config_keys(c).join(", ")),
-        ("references", format!("OWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe.join(", "))),
+        ("references", format!("OWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe_list(c))),
     ];
     view! {
         <article class="site check-page">

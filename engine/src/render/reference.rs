@@ -11,7 +11,7 @@ pub fn list_checks() -> String {
     let w = CHECKS.iter().map(|c| c.id.len()).max().unwrap_or(0);
     let mut out = String::new();
     for c in CHECKS {
-        let weight = if c.is_advisory() { "advisory".to_string() } else { c.weight.id().to_string() };
+        let weight = weight_word(c);
         let cand = if c.candidate { " candidate" } else { "" };
         let _ = writeln!(out, "{:w$}  {:8}  {:<8}{cand:10}  {}", c.id, c.pack.id(), weight, c.label);
     }
@@ -37,6 +37,21 @@ pub fn setting_key(c: &CheckDef, s: &crate::registry::Setting) -> String {
     if s.is_global() { s.key.to_string() } else { format!("checks.{}.{}", c.id, s.key) }
 }
 
+/// `advisory` for a check that never counts, else its weight (`critical`, `scored`).
+pub fn weight_word(c: &CheckDef) -> &'static str {
+    if c.is_advisory() { "advisory" } else { c.weight.id() }
+}
+
+/// The observers that can decide a check, strongest first: `sandbox, response`.
+pub fn decided_by(c: &CheckDef) -> String {
+    c.decided_by.iter().map(|v| v.id()).collect::<Vec<_>>().join(", ")
+}
+
+/// A check's CWE references: `CWE-22, CWE-23`.
+pub fn cwe_list(c: &CheckDef) -> String {
+    c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect::<Vec<_>>().join(", ")
+}
+
 /// How points are awarded, in words, for a check's weight.
 pub fn scoring_sentence(c: &CheckDef) -> &'static str {
     if c.is_advisory() {
@@ -57,7 +72,7 @@ pub fn explain(c: &CheckDef) -> String {
     let _ = writeln!(o, "pack: {}{cand_pack} — {}", c.pack.id(), pack.title);
     let _ = writeln!(o, "weight: {}", c.weight_line());
     let _ = writeln!(o, "scope: {}", c.scope);
-    let _ = writeln!(o, "decided by: {}", c.decided_by.iter().map(|v| v.id()).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(o, "decided by: {}", decided_by(c));
     let _ = writeln!(o, "since: {} (methodology {METHODOLOGY}, sealmark {VERSION})", c.since);
     let _ = writeln!(o, "config keys: {}", config_keys(c).join(", "));
     o.push_str("\nProbes\n\n");
@@ -94,8 +109,7 @@ pub fn explain(c: &CheckDef) -> String {
     let _ = writeln!(o, "What to fix\n\n{}\n", c.fix);
     let _ = writeln!(o, "False positives\n\n{}\n", c.false_positives);
     let _ = writeln!(o, "False negatives\n\n{}\n", c.false_negatives);
-    let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
-    let _ = writeln!(o, "References\n\nOWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe.join(", "));
+    let _ = writeln!(o, "References\n\nOWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe_list(c));
     o
 }
 
@@ -133,13 +147,11 @@ pub fn checks_markdown() -> String {
             let _ = writeln!(o, "| | |\n|---|---|");
             let _ = writeln!(o, "| weight | {} |", c.weight_line());
             let _ = writeln!(o, "| scope | {} |", c.scope);
-            let decided: Vec<&str> = c.decided_by.iter().map(|v| v.id()).collect();
-            let _ = writeln!(o, "| decided by | {} |", decided.join(", "));
+            let _ = writeln!(o, "| decided by | {} |", decided_by(c));
             let _ = writeln!(o, "| since | {} |", c.since);
             let keys: Vec<String> = config_keys(c).iter().map(|k| format!("`{k}`")).collect();
             let _ = writeln!(o, "| config keys | {} |", keys.join(", "));
-            let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
-            let _ = writeln!(o, "| references | {} · {} |\n", c.references.owasp_mcp, cwe.join(", "));
+            let _ = writeln!(o, "| references | {} · {} |\n", c.references.owasp_mcp, cwe_list(c));
             o.push_str("**Probes**\n\n");
             for p in c.probes {
                 let _ = writeln!(o, "- `{}`: {}", p.name, p.sends.replace('|', "\\|"));

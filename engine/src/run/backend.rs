@@ -60,14 +60,8 @@ impl Aimer<'_, '_, '_> {
             answer: Answer::Silence,
             reached: Vec::new(),
         };
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            forward.answer = Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") };
-            return forward;
-        }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            forward.answer = Answer::NotSent {
-                reason: format!("the server went away: {}", self.live.gone.clone().unwrap_or_default()),
-            };
+        if let Some(held) = self.runner.held(self.live).await {
+            forward.answer = Answer::NotSent { reason: held.reason() };
             return forward;
         }
         let before = self.stub.count();

@@ -4,7 +4,7 @@
 use super::core::{self as core_collect, MAX_TIMEOUTS};
 use super::seed::Seed;
 use super::session::Reply;
-use super::{Live, RunError, Runner};
+use super::{Held, Live, RunError, Runner};
 use crate::classify::classify;
 use crate::judge::core::Answer;
 use crate::judge::db::{
@@ -262,12 +262,13 @@ impl Ctx<'_, '_, '_> {
 
     async fn send(&mut self, probe: &str, sql: &str, reset: bool) -> DbCall {
         let mut call = self.call(probe, sql);
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            return call;
-        }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            call.answer = Answer::Died { reason: self.live.gone.clone().unwrap_or_default() };
-            return call;
+        match self.runner.held(self.live).await {
+            Some(Held::Budget) => return call,
+            Some(Held::Gone(reason)) => {
+                call.answer = Answer::Died { reason };
+                return call;
+            }
+            None => {}
         }
         let before = self.seed.state().await;
         let reply = self.live.session.request("tools/call", self.args(sql), &format!("{probe} on {}", self.tool)).await;

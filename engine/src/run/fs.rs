@@ -6,7 +6,7 @@ use super::listener::Listener;
 use super::observer::Observer;
 use super::sandbox::{CONTROL_FILE, LARGE_FILE, Sandbox};
 use super::session::Reply;
-use super::{Live, Runner};
+use super::{Held, Live, Runner};
 use crate::judge::core::Answer;
 use crate::judge::fs::{
     BenignCall, FsCall, FsObservations, READ_VARIANTS, SandboxPaths, WRITE_VARIANTS, diff, expand_variant,
@@ -70,34 +70,24 @@ impl Probe<'_, '_, '_> {
     async fn call(&mut self, probe: &str, t: &Target<'_>, target: &str, secrets: &[(&str, &str)]) -> FsCall {
         let tool = t.tool.name.as_str();
         let args = t.args(target);
-        let not_sent = |reason: String| FsCall {
+        let unsent = |answer: Answer| FsCall {
             probe: probe.into(),
             tool: tool.into(),
             target: target.into(),
             shown_args: args.clone(),
-            answer: Answer::NotSent { reason },
+            answer,
             text_bytes: 0,
             leaked: None,
             changes: vec![],
             listener_hits: 0,
         };
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            self.skipped += 1;
-            return not_sent(format!("{MAX_TIMEOUTS} earlier calls went unanswered"));
-        }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            let reason = self.live.gone.clone().unwrap_or_default();
-            return FsCall {
-                probe: probe.into(),
-                tool: tool.into(),
-                target: target.into(),
-                shown_args: args,
-                answer: Answer::Died { reason },
-                text_bytes: 0,
-                leaked: None,
-                changes: vec![],
-                listener_hits: 0,
-            };
+        match self.runner.held(self.live).await {
+            Some(Held::Budget) => {
+                self.skipped += 1;
+                return unsent(Answer::NotSent { reason: Held::Budget.reason() });
+            }
+            Some(Held::Gone(reason)) => return unsent(Answer::Died { reason }),
+            None => {}
         }
         let before = self.observer.snapshot();
         let hits_before = self.listener.map_or(0, Listener::hits);

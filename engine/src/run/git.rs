@@ -2,10 +2,10 @@
 //! which the server may serve, and a canary repository beside the root it must not),
 //! then the repository-scope and option-injection probes on every read-only git tool.
 
-use super::core::{MAX_TIMEOUTS, call_answer};
+use super::core::call_answer;
 use super::observer::Observer;
 use super::sandbox::{Sandbox, random_hex};
-use super::{Live, Runner};
+use super::{Held, Live, Runner};
 use crate::judge::core::Answer;
 use crate::judge::fs::diff;
 use crate::judge::git::{
@@ -156,8 +156,8 @@ fn git_tool<'t>(tool: &'t ToolInfo, repo: &Path) -> Result<GitTool<'t>, String> 
 struct Caller<'r, 'a> {
     runner: &'r mut Runner<'a>,
     live: &'r mut Live,
+    /// Watches the sandbox, `{repo}` included: one snapshot per side of a call.
     observer: Observer,
-    repo_observer: Observer,
 }
 
 /// A call's answer (kept short), its whole text, what changed in the sandbox outside
@@ -172,13 +172,12 @@ struct Called {
 impl Caller<'_, '_> {
     async fn call(&mut self, tool: &str, args: Map<String, Value>, probe: &str) -> Called {
         let nothing = |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![] };
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            return nothing(Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") });
+        match self.runner.held(self.live).await {
+            Some(held @ Held::Budget) => return nothing(Answer::NotSent { reason: held.reason() }),
+            Some(Held::Gone(reason)) => return nothing(Answer::Died { reason }),
+            None => {}
         }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            return nothing(Answer::Died { reason: self.live.gone.clone().unwrap_or_default() });
-        }
-        let (before, repo_before) = (self.observer.snapshot(), self.repo_observer.snapshot());
+        let before = self.observer.snapshot();
         let reply = self
             .live
             .session
@@ -190,14 +189,16 @@ impl Caller<'_, '_> {
             Answer::RpcError { message, .. } => message.clone(),
             _ => String::new(),
         };
-        let (after, repo_after) = (self.observer.snapshot(), self.repo_observer.snapshot());
-        // git keeps its own bookkeeping (the index, objects, logs) up to date as it reads.
-        let effects =
-            diff(&before, &after).into_iter().filter(|c| !c.contains("/.git/") && !c.contains("/repo/")).collect();
-        let repo_changes = diff(&repo_before, &repo_after)
-            .into_iter()
-            .filter(|c| !["/.git/index", "/.git/objects/", "/.git/logs/"].iter().any(|skip| c.contains(skip)))
-            .collect();
+        let (mut effects, mut repo_changes) = (Vec::new(), Vec::new());
+        for change in diff(&before, &self.observer.snapshot()) {
+            match change.strip_prefix("{sandbox}/repo/") {
+                // git keeps its own bookkeeping (the index, objects, logs) up to date as it reads.
+                Some(rest) if [".git/index", ".git/objects/", ".git/logs/"].iter().any(|s| rest.starts_with(s)) => {}
+                Some(rest) => repo_changes.push(format!("{{repo}}/{rest}")),
+                None if change.contains("/.git/") => {}
+                None => effects.push(change),
+            }
+        }
         let answer = match answer {
             Answer::Success { text } => Answer::Success { text: clip(&text, 300) },
             other => other,
@@ -241,12 +242,7 @@ pub async fn collect(
             }
         }
     }
-    let mut caller = Caller {
-        runner,
-        live,
-        observer: Observer::new(sandbox.observed()),
-        repo_observer: Observer::new(vec![("{repo}", repos.repo.clone())]),
-    };
+    let mut caller = Caller { runner, live, observer: Observer::new(sandbox.observed()) };
     let root = sandbox.root();
     let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
         .iter()

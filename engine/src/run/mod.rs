@@ -231,6 +231,19 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Why a pack's next call must not be sent, if it must not: the run's budget of
+    /// unanswered calls is spent, or the server went away and could not be restarted.
+    /// Every pack asks this before each call.
+    async fn held(&mut self, live: &mut Live) -> Option<Held> {
+        if self.timeouts >= core::MAX_TIMEOUTS {
+            return Some(Held::Budget);
+        }
+        if live.gone.is_some() && !self.relaunch(live).await {
+            return Some(Held::Gone(live.gone.clone().unwrap_or_default()));
+        }
+        None
+    }
+
     /// Replaces a dead server with a fresh one that has completed the handshake.
     async fn relaunch(&mut self, live: &mut Live) -> bool {
         self.retire(live).await;
@@ -238,6 +251,24 @@ impl<'a> Runner<'a> {
         let (handshake, _) = core::open(&mut fresh.session).await;
         *live = fresh;
         matches!(handshake, judge::HandshakeObs::Answered { .. })
+    }
+}
+
+/// Why a call was held back (`Runner::held`).
+enum Held {
+    /// `MAX_TIMEOUTS` earlier calls went unanswered.
+    Budget,
+    /// The server went away, for this reason, and a restart failed.
+    Gone(String),
+}
+
+impl Held {
+    /// The reason as evidence words: `3 earlier calls went unanswered`, `the server went away: …`.
+    fn reason(&self) -> String {
+        match self {
+            Held::Budget => format!("{} earlier calls went unanswered", core::MAX_TIMEOUTS),
+            Held::Gone(why) => format!("the server went away: {why}"),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use super::core::{MAX_TIMEOUTS, call_text};
 use super::listener::{CONTROL_BODY, Listener};
 use super::sandbox::Sandbox;
 use super::session::Reply;
-use super::{Live, Runner};
+use super::{Held, Live, Runner};
 use crate::judge::net::{
     BigProbe, NetObservations, NetProbe, OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS, expand,
 };
@@ -51,14 +51,17 @@ impl Caller<'_, '_, '_> {
             connections: 0,
             leaked: false,
         };
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            self.skipped += 1;
-            p.text = format!("not sent: {MAX_TIMEOUTS} earlier calls went unanswered");
-            return p;
-        }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            p.text = format!("the server went away: {}", self.live.gone.clone().unwrap_or_default());
-            return p;
+        match self.runner.held(self.live).await {
+            Some(held @ Held::Budget) => {
+                self.skipped += 1;
+                p.text = format!("not sent: {}", held.reason());
+                return p;
+            }
+            Some(held) => {
+                p.text = held.reason();
+                return p;
+            }
+            None => {}
         }
         let (from, conns) = (self.listener.recorded(), self.listener.hits());
         let mut args = Map::new();
