@@ -85,6 +85,7 @@ fn explain_list_and_describe_render_the_registry() {
         "config keys: checks.secret-echo.enabled",
         "Probes",
         "How the verdict is established",
+        "What proves a pass",
         "What to fix",
         "False positives",
         "False negatives",

@@ -79,12 +79,16 @@ fn children_that_leave_the_group_are_found_killed_and_named() {
 #[test]
 fn calls_that_never_return_are_bounded() {
     let (rec, _) = hostile("hang-on-call");
-    assert_eq!(verdict(&rec, "robust-input"), Verdict::Part);
+    // Calls that never come back from a server that still answers ping are a slow tool,
+    // not a robustness defect: no evidence either way.
+    assert_eq!(verdict(&rec, "robust-input"), Verdict::Inconclusive);
     assert_eq!(verdict(&rec, "secret-echo"), Verdict::Inconclusive);
     // An inconclusive critical check makes the grade provisional.
     assert_eq!(rec["packs"]["core"]["grade"]["provisional"], true);
+    let not_covered = rec["notCovered"].as_array().unwrap();
     assert!(
-        rec["notCovered"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("not sent after 3 calls"))
+        not_covered.iter().any(|l| l.as_str().unwrap().contains("not sent: no call of this run was answered")),
+        "{not_covered:?}"
     );
 }
 
@@ -120,7 +124,8 @@ fn an_enormous_line_is_dropped_not_buffered() {
     let (rec, _) = hostile("huge-line");
     assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
-    assert!(summary.contains("a line longer than 8388608 bytes"), "{summary}");
+    // The 20 MiB line is an answer too large to parse, not garbage, and no wait.
+    assert!(summary.contains("20971564 bytes, longer than the harness reads"), "{summary}");
 }
 
 /// A custom check and a valid call against a server whose calls hang: the probes are

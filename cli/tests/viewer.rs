@@ -340,7 +340,8 @@ fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_pr
         b.eval(&format!("location.hash = '#/checks/{}'", c.id));
         b.wait_for(&format!("document.querySelector('.check-page h1 code')?.innerText === '{}'", c.id));
         let page = b.text();
-        for fact in [c.label, "How the verdict is established", "False negatives"] {
+        for fact in [c.label, "How the verdict is established", "What proves a pass", c.proves_pass, "False negatives"]
+        {
             assert!(page.contains(&squash(fact)), "{}: missing {fact:?}", c.id);
         }
     }

@@ -23,6 +23,9 @@ pub struct RunFacts {
     pub command_display: String,
     pub url: Option<String>,
     pub env_display: BTreeMap<String, String>,
+    /// How each tool was placed (`classify:`, the heuristics, parameters learned from
+    /// the server); empty to place them here by the heuristics alone.
+    pub classification: Vec<Classification>,
     /// Tools kept by `tools.include` / `tools.exclude`, in listing order.
     pub tools: Vec<ToolInfo>,
     /// Tools the filter removed.
@@ -59,7 +62,11 @@ pub fn effective_weight(def: &CheckDef, config: &Config) -> Weight {
 /// Builds the record.
 pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckDef, Finding)>) -> Record {
     let requested: Vec<Pack> = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
-    let classification: Vec<Classification> = facts.tools.iter().map(classify).collect();
+    let classification: Vec<Classification> = if facts.classification.len() == facts.tools.len() {
+        facts.classification.clone()
+    } else {
+        facts.tools.iter().map(classify).collect()
+    };
 
     let mut checks = Vec::new();
     for (meta, finding) in &facts.custom {
@@ -331,6 +338,9 @@ fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str
 fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
     if pack == Pack::Http {
         return "a stdio server: the http pack needs server.url".to_string();
+    }
+    if pack == Pack::Effects {
+        return "no path tool, and no tool that declares readOnlyHint or openWorldHint (or reads by its name) could be called with harmless arguments".to_string();
     }
     match pack_class(pack) {
         None => "nothing to aim at".to_string(),

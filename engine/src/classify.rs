@@ -3,9 +3,11 @@
 //! A tool is placed by its parameter names first (the strongest sign), then its name
 //! and description. Packs apply according to the classes found.
 
+use crate::config::DeclaredClass;
 use crate::record::Classification;
 use crate::tools::ToolInfo;
 use regex::Regex;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 /// The classes a tool can be placed in, in order of precedence.
@@ -34,7 +36,12 @@ impl Class {
 
 struct Rule {
     class: Class,
+    /// Parameter names that place a tool on their own.
     params: &'static [&'static str],
+    /// Parameter names too common to place a tool without its name or description
+    /// agreeing (`query` is a search as often as SQL; `path` names a repository only on
+    /// a tool named for git).
+    weak_params: &'static [&'static str],
     name: &'static str,
     name_re: LazyLock<Regex>,
     desc: &'static str,
@@ -42,10 +49,11 @@ struct Rule {
 }
 
 macro_rules! rule {
-    ($class:expr, $params:expr, $name:literal, $desc:literal) => {
+    ($class:expr, $params:expr, $weak:expr, $name:literal, $desc:literal) => {
         Rule {
             class: $class,
             params: $params,
+            weak_params: $weak,
             name: $name,
             name_re: LazyLock::new(|| Regex::new(concat!("(?i)", $name)).expect("valid")),
             desc: $desc,
@@ -57,20 +65,29 @@ macro_rules! rule {
 static RULES: [Rule; 5] = [
     rule!(
         Class::Sql,
-        &["sql", "query", "statement", "sql_query"],
+        &["sql", "statement", "sql_query"],
+        &["query"],
         "sql|query|select|database|\\bdb\\b",
-        "\\bsql\\b|database|table"
+        "\\bsql\\b|database|\\btables?\\b|postgres|sqlite|mysql"
     ),
     rule!(
         Class::Command,
         &["command", "cmd", "script", "shell", "commandline"],
+        &[],
         "exec|shell|command|bash|\\brun\\b",
         "shell|command|execut"
     ),
-    rule!(Class::Git, &["repo_path", "repository", "repo", "repo_dir"], "^git|git_|_git", "\\bgit\\b|repositor|commit"),
+    rule!(
+        Class::Git,
+        &["repo_path", "repository", "repo", "repo_dir", "repository_path"],
+        &["path"],
+        "^git|git_|_git",
+        "\\bgit\\b|repositor|commit"
+    ),
     rule!(
         Class::Url,
         &["url", "uri", "endpoint", "href", "link", "target_url"],
+        &[],
         "fetch|http|url|download|browse|request|scrape",
         "\\burl\\b|http|web page|fetch"
     ),
@@ -89,6 +106,7 @@ static RULES: [Rule; 5] = [
             "source",
             "destination"
         ],
+        &[],
         "read|write|file|dir|list|stat|path|mkdir|move|copy|delete",
         "\\bfile|director|folder|\\bpath"
     ),
@@ -97,41 +115,85 @@ static RULES: [Rule; 5] = [
 /// Confidence steps, lowest first.
 const CONFIDENCE: [&str; 3] = ["low", "medium", "high"];
 
-/// Places one tool.
+/// A parameter whose schema says it takes a URL (`format: uri`, or a description that
+/// speaks of one), whatever it is called.
+fn url_by_schema(tool: &ToolInfo, name: &str) -> bool {
+    static URL_DESC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\burls?\b|\buri\b|https?://").expect("valid"));
+    let Some(schema) = tool.param_schema(name) else { return false };
+    let format = schema.get("format").and_then(serde_json::Value::as_str);
+    matches!(format, Some("uri" | "uri-reference" | "url" | "iri"))
+        || schema.get("description").and_then(serde_json::Value::as_str).is_some_and(|d| URL_DESC.is_match(d))
+}
+
+/// Whether a tool's schema declares nothing to aim at: empty, or not an object schema
+/// (a known breakage: servers built with zod 4 publish only `$schema`).
+pub fn schema_is_empty(tool: &ToolInfo) -> bool {
+    tool.params.is_empty()
+        && tool.raw.get("inputSchema").and_then(|s| s.get("type")).and_then(serde_json::Value::as_str) != Some("object")
+}
+
+/// Places one tool by the heuristics alone.
 pub fn classify(tool: &ToolInfo) -> Classification {
-    let param_of = |rule: &Rule| {
+    classify_declared(tool, &BTreeMap::new())
+}
+
+/// Places one tool: as `classify:` declares it when it does, else by its parameters
+/// first (the strongest sign), then its name and description.
+pub fn classify_declared(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredClass>) -> Classification {
+    let annotations = annotation_tags(tool);
+    if let Some(d) = declared.get(&tool.name) {
+        return Classification {
+            tool: tool.name.clone(),
+            class: d.class.clone(),
+            param: d.param.clone(),
+            confidence: "declared".to_string(),
+            annotations,
+            reason: format!("declared in the config (classify.{})", tool.name),
+            secondary: None,
+        };
+    }
+    let param_of = |names: &[&str]| {
         tool.params.iter().map(|(n, _)| n.as_str()).find(|p| {
             let p = p.to_ascii_lowercase();
-            rule.params.iter().any(|want| p == *want || p.ends_with(&format!("_{want}")))
+            names.iter().any(|want| p == *want || p.ends_with(&format!("_{want}")))
         })
     };
     let mut matches: Vec<(Class, usize, Vec<String>, String)> = Vec::new();
     for rule in &RULES {
         let mut reasons = Vec::new();
-        let mut strength = 0usize;
-        let param = param_of(rule);
-        if let Some(p) = param {
-            reasons.push(format!("param \"{p}\""));
-            strength += 1;
-        }
         let by_name = rule.name_re.is_match(&tool.name);
+        let by_desc = !by_name && rule.desc_re.is_match(&tool.description);
+        let mut param = param_of(rule.params).map(str::to_string);
+        // A weak parameter needs the tool's name to agree (for SQL, its description may).
+        if param.is_none() && (by_name || (by_desc && rule.class == Class::Sql)) {
+            param = param_of(rule.weak_params).map(str::to_string);
+        }
+        if param.is_none() && rule.class == Class::Url {
+            param = tool.params.iter().map(|(n, _)| n.as_str()).find(|n| url_by_schema(tool, n)).map(str::to_string);
+            if let Some(p) = &param {
+                reasons.push(format!("param \"{p}\" takes a URL by its schema"));
+            }
+        } else if let Some(p) = &param {
+            reasons.push(format!("param \"{p}\""));
+        }
         if by_name {
             reasons.push(format!("name matches /{}/", matching_alternatives(rule.name, &tool.name)));
         }
-        let by_desc = !by_name && rule.desc_re.is_match(&tool.description);
         if by_desc {
             reasons.push(format!("description matches /{}/", matching_alternatives(rule.desc, &tool.description)));
         }
-        if strength == 0 {
-            // Without a parameter to aim at, a name alone is too weak to probe with.
+        let Some(param) = param else {
+            // Without a parameter to aim at, a name alone is too weak to probe with,
+            // unless the schema declares none at all (see `learn` in the runtime).
+            if schema_is_empty(tool) && by_name && rule.desc_re.is_match(&tool.description) {
+                reasons.push("inputSchema declares no parameters: placed by name and description alone".to_string());
+                matches.push((rule.class, 0, reasons, String::new()));
+            }
             continue;
-        }
-        if by_name || by_desc {
-            strength += 1;
-        }
-        matches.push((rule.class, strength, reasons, param.unwrap_or_default().to_string()));
+        };
+        let strength = 1 + usize::from(by_name || by_desc);
+        matches.push((rule.class, strength, reasons, param));
     }
-    let annotations = annotation_tags(tool);
     let Some((class, strength, mut reasons, param)) = matches.first().cloned() else {
         return Classification {
             tool: tool.name.clone(),
@@ -143,21 +205,157 @@ pub fn classify(tool: &ToolInfo) -> Classification {
             secondary: None,
         };
     };
-    // strength 1 (param only) is medium, 2 (param and name/description) is high.
+    // strength 0 (name and description only) is low, 1 (param only) medium, 2 high.
     let mut level = strength;
-    if tool.hint("destructiveHint") == Some(true) && class != Class::Command {
+    if level > 0 && tool.hint("destructiveHint") == Some(true) && class != Class::Command {
         level -= 1;
         reasons.push("destructiveHint is true: confidence lowered one step".to_string());
     }
+    let secondary = matches
+        .get(1)
+        .map(|(c, _, _, _)| c.id().to_string())
+        .or_else(|| (class == Class::Path && url_flag(tool).is_some()).then(|| Class::Url.id().to_string()));
     Classification {
         tool: tool.name.clone(),
         class: class.id().to_string(),
-        param: Some(param),
+        param: (!param.is_empty()).then_some(param),
         confidence: CONFIDENCE[level].to_string(),
         annotations,
         reason: reasons.join(", "),
-        secondary: matches.get(1).map(|(c, _, _, _)| c.id().to_string()),
+        secondary,
     }
+}
+
+/// The parameter names that place a tool in `class` (strong and weak), strongest first.
+pub fn class_params(class: &str) -> Vec<&'static str> {
+    RULES.iter().filter(|r| r.class.id() == class).flat_map(|r| r.params.iter().chain(r.weak_params)).copied().collect()
+}
+
+/// The parameters a server's validation error names, with the JSON type it expected
+/// (`string` when it does not say): zod's issue lists (`"expected": "string", …,
+/// "path": ["path"]`) and its pretty form (`expected string … → at path`), pydantic's
+/// `path\n  Field required`, and plain "missing required argument 'path'".
+pub fn params_in_error(text: &str) -> Vec<(String, String)> {
+    static ISSUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{[^{}]*\}").expect("valid"));
+    static ISSUE_PATH: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""path"\s*:\s*\[\s*"([A-Za-z_][A-Za-z0-9_]*)""#).expect("valid"));
+    static ISSUE_EXPECTED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""expected"\s*:\s*"([a-z]+)""#).expect("valid"));
+    static PRETTY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"expected ([a-z]+), received [a-z]+\s*→ at ([A-Za-z_][A-Za-z0-9_]*)").expect("valid")
+    });
+    static PYDANTIC: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*\n\s+(?:Field required|Input should be a valid ([a-z]+))")
+            .expect("valid")
+    });
+    static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)(?:missing|required)(?: required)? (?:argument|parameter|field|property|key)s?:? ['"`]?([A-Za-z_][A-Za-z0-9_]*)|['"`]([A-Za-z_][A-Za-z0-9_]*)['"`] is (?:a )?required"#)
+            .expect("valid")
+    });
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut add = |name: &str, kind: Option<&str>| {
+        let kind = match kind {
+            Some(k @ ("string" | "array" | "number" | "integer" | "boolean" | "object")) => k,
+            Some("str") | None => "string",
+            Some("int") => "integer",
+            Some("list") => "array",
+            Some("dict") => "object",
+            Some("bool") => "boolean",
+            Some(_) => "any",
+        };
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.to_string(), kind.to_string()));
+        }
+    };
+    for issue in ISSUE.find_iter(text) {
+        if let Some(p) = ISSUE_PATH.captures(issue.as_str()) {
+            let expected =
+                ISSUE_EXPECTED.captures(issue.as_str()).map(|c| c.get(1).map_or("", |m| m.as_str()).to_string());
+            add(&p[1], expected.as_deref());
+        }
+    }
+    for c in PRETTY.captures_iter(text) {
+        add(&c[2], Some(&c[1]));
+    }
+    for c in PYDANTIC.captures_iter(text) {
+        add(&c[1], c.get(2).map(|m| m.as_str()));
+    }
+    for c in PLAIN.captures_iter(text) {
+        if let Some(name) = c.get(1).or(c.get(2)) {
+            add(name.as_str(), None);
+        }
+    }
+    out
+}
+
+/// A boolean parameter that switches a file tool's path argument to a URL
+/// (`isUrl: true`), when the tool has one.
+pub fn url_flag(tool: &ToolInfo) -> Option<&str> {
+    tool.params.iter().find(|(n, t)| t == "boolean" && has_word(n, &["url", "uri", "remote"])).map(|(n, _)| n.as_str())
+}
+
+/// The words of a tool name: `git_diff_staged` → git, diff, staged; `readFile` → read, file.
+pub fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            prev_lower = false;
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether a name has a word from `words`.
+pub fn has_word(name: &str, words: &[&str]) -> bool {
+    name_words(name).iter().any(|w| words.contains(&w.as_str()))
+}
+
+/// Why a SQL tool writes by design (an `execute` or `write_query` beside a read-only
+/// `query`), if it does: such a tool is not judged by the read-only checks. Read from
+/// its annotations first, then a description that says read-only, then its name and
+/// description.
+pub fn sql_writes(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredClass>) -> Option<String> {
+    match declared.get(&tool.name).and_then(|d| d.writes) {
+        Some(true) => return Some(format!("declared in the config (classify.{}.writes)", tool.name)),
+        Some(false) => return None,
+        None => {}
+    }
+    static READ_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)read[- ]?only|only select|select (queries|statements) only|\bselect (query|queries|statement)")
+            .expect("valid")
+    });
+    static WRITES: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(insert|update|delete|create|alter|drop)\b|\bwrites?\b|\bmodif|any sql").expect("valid")
+    });
+    if tool.hint("readOnlyHint") == Some(true) {
+        return None;
+    }
+    if tool.hint("destructiveHint") == Some(true) || tool.hint("readOnlyHint") == Some(false) {
+        return Some("its annotations say it writes".to_string());
+    }
+    if READ_ONLY.is_match(&tool.description) {
+        return None;
+    }
+    const WRITE_WORDS: [&str; 11] =
+        ["write", "execute", "exec", "insert", "update", "delete", "modify", "mutate", "create", "alter", "drop"];
+    if let Some(w) = name_words(&tool.name).into_iter().find(|w| WRITE_WORDS.contains(&w.as_str())) {
+        return Some(format!("its name says it writes (\"{w}\")"));
+    }
+    WRITES.find(&tool.description).map(|m| format!("its description says it writes (\"{}\")", m.as_str()))
 }
 
 /// The alternatives of a pattern that match `text` on their own, so a reason shows

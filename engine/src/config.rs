@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
-pub const TOP_KEYS: [&str; 11] = [
+pub const TOP_KEYS: [&str; 12] = [
     "server",
     "packs",
     "tools",
+    "classify",
     "checks",
     "net",
     "sql_tools",
@@ -40,6 +41,8 @@ pub struct Config {
     /// The packs asked for; `None` means the standard list.
     pub packs: Option<Vec<Pack>>,
     pub tools: ToolsFilter,
+    /// `classify:`: tools placed by hand, for what the heuristics cannot see.
+    pub classify: BTreeMap<String, DeclaredClass>,
     pub checks: BTreeMap<String, CheckConfig>,
     pub timeout_probe_sec: u64,
     /// The line of `server.command` (or `server.url`), for SARIF and JUnit locations.
@@ -92,6 +95,21 @@ pub struct Identities {
     pub lines: (usize, usize),
 }
 
+/// The classes `classify:` may declare.
+pub const DECLARABLE_CLASSES: [&str; 6] = ["sql", "command", "git", "url", "path", "other"];
+
+/// One `classify:` entry: the class a tool is placed in and the argument the packs aim,
+/// with the lines to name when the server's tool list contradicts it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeclaredClass {
+    pub class: String,
+    pub param: Option<String>,
+    /// For a SQL tool: whether it writes by design (`true`) or promises to read only.
+    pub writes: Option<bool>,
+    pub line: usize,
+    pub param_line: usize,
+}
+
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
 /// for the tool's other required arguments.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,6 +129,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             packs: None,
             tools: ToolsFilter::default(),
+            classify: BTreeMap::new(),
             checks: BTreeMap::new(),
             timeout_probe_sec: DEFAULT_TIMEOUT_PROBE_SEC,
             server_line: None,
@@ -177,6 +196,38 @@ impl Config {
     }
 
     /// A check's setting: the configured value, else the registry default.
+    /// What `classify:` says that the server's tool list contradicts: a tool it does
+    /// not list, or a param its schema does not declare (a schema that declares none
+    /// may name any), each as `file:line: key: message` with a did-you-mean.
+    pub fn classify_problems(&self, tools: &[crate::tools::ToolInfo]) -> Vec<String> {
+        let file = self.file.as_deref().unwrap_or("sealmark.yaml");
+        let mut out = Vec::new();
+        for (name, d) in &self.classify {
+            let Some(tool) = tools.iter().find(|t| &t.name == name) else {
+                let hint = did_you_mean(name, tools.iter().map(|t| t.name.as_str()))
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                out.push(format!("{file}:{}: classify.{name}: the server lists no tool \"{name}\"{hint}", d.line));
+                continue;
+            };
+            if let Some(param) = &d.param
+                && !tool.params.is_empty()
+                && tool.param_type(param).is_none()
+            {
+                let names: Vec<&str> = tool.params.iter().map(|(n, _)| n.as_str()).collect();
+                let hint = did_you_mean(param, names.iter().copied())
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                out.push(format!(
+                    "{file}:{}: classify.{name}.param: {name} declares no parameter \"{param}\"{hint} (its parameters: {})",
+                    d.param_line,
+                    names.join(", ")
+                ));
+            }
+        }
+        out
+    }
+
     pub fn setting(&self, check: &str, key: &str) -> Value {
         if let Some(v) = self.checks.get(check).and_then(|c| c.settings.get(key)) {
             return v.clone();
@@ -413,6 +464,7 @@ impl Validator<'_> {
                     }
                 }
                 "checks" => config.checks = self.checks(v),
+                "classify" => config.classify = self.classify(v),
                 "net" => {
                     for (_, url) in self.mapping("net", v, &["control_url"]) {
                         config.net_control_url = self.string("net.control_url", url);
@@ -507,6 +559,52 @@ impl Validator<'_> {
             self.problem("server.headers", "headers are sent over HTTP only; set server.url too");
         }
         s
+    }
+
+    fn classify(&mut self, v: &Yaml) -> BTreeMap<String, DeclaredClass> {
+        let mut out = BTreeMap::new();
+        for (tool, entry) in self.mapping("classify", v, &[]) {
+            let path = join("classify", &tool);
+            let mut d = DeclaredClass {
+                line: self.lines.line_of(&path),
+                param_line: self.lines.line_of(&join(&path, "param")),
+                ..DeclaredClass::default()
+            };
+            for (key, val) in self.mapping(&path, entry, &["class", "param", "writes"]) {
+                let kpath = join(&path, &key);
+                match key.as_str() {
+                    "class" => match val.as_str() {
+                        Some(c) if DECLARABLE_CLASSES.contains(&c) => d.class = c.to_string(),
+                        _ => {
+                            let shown = val.as_str().unwrap_or_default();
+                            let hint = did_you_mean(shown, DECLARABLE_CLASSES)
+                                .map(|s| format!(" (did you mean `{s}`?)"))
+                                .unwrap_or_default();
+                            self.problem(
+                                &kpath,
+                                format!("expected one of {}, found {}{hint}", DECLARABLE_CLASSES.join(", "), show(val)),
+                            );
+                        }
+                    },
+                    "param" => d.param = self.string(&kpath, val),
+                    _ => match val.as_bool() {
+                        Some(b) => d.writes = Some(b),
+                        None => self.problem(&kpath, format!("expected true or false, found {}", show(val))),
+                    },
+                }
+            }
+            if d.class.is_empty() && matches!(entry, Yaml::Mapping(_)) {
+                self.problem(&path, "each entry needs a class");
+            }
+            if d.param.is_none() && !d.class.is_empty() && d.class != "other" {
+                self.problem(&path, format!("a {} tool needs the param the packs aim (param: NAME)", d.class));
+            }
+            if d.writes.is_some() && d.class != "sql" {
+                self.problem(&join(&path, "writes"), "writes applies to SQL tools only");
+            }
+            out.insert(tool, d);
+        }
+        out
     }
 
     fn sql_tools(&mut self, v: &Yaml) -> Vec<SqlTool> {

@@ -32,6 +32,7 @@ fn facts() -> RunFacts {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         tools: vec![tool("read_file", true), tool("write_file", false)],
+        classification: Vec::new(),
         filtered_out: vec![],
         announced: Some(Announced {
             name: "Server A".into(),

@@ -164,6 +164,11 @@ pub fn config_schema() -> String {
                 "server" => object(&server, &[]),
                 "packs" => json!({ "type": "array", "items": { "enum": packs }, "uniqueItems": true }),
                 "tools" => object(&[("include", strings()), ("exclude", strings())], &[]),
+                "classify" => json!({ "type": "object", "additionalProperties": object(&[
+                    ("class", json!({ "enum": crate::config::DECLARABLE_CLASSES })),
+                    ("param", string()),
+                    ("writes", json!({ "type": "boolean" })),
+                ], &["class"]) }),
                 "checks" => json!({ "type": "object", "properties": checks, "additionalProperties": false }),
                 "net" => object(&[("control_url", string())], &[]),
                 "sql_tools" => json!({ "type": "array", "items": object(&[

@@ -50,6 +50,11 @@ impl ToolInfo {
         self.annotations.get(key).and_then(Value::as_bool)
     }
 
+    /// The schema of one declared parameter.
+    pub fn param_schema(&self, name: &str) -> Option<&Value> {
+        self.raw.get("inputSchema")?.get("properties")?.get(name)
+    }
+
     pub fn param_type(&self, name: &str) -> Option<&str> {
         self.params.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }

@@ -138,6 +138,8 @@ pub fn CheckPage(id: String) -> impl IntoView {
             <h2>"How the verdict is established"</h2>
             <p>{c.verdict}</p>
             <p>{scoring_sentence(c)}</p>
+            <h2>"What proves a pass"</h2>
+            <p>{c.proves_pass}</p>
             <h2>"What to fix"</h2>
             <p>{c.fix}</p>
             <h2>"False positives"</h2>

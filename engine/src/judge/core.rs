@@ -20,8 +20,12 @@ pub struct CoreObservations {
     pub prompts: Vec<Value>,
     pub resources: Vec<Value>,
     pub robust: RobustObs,
-    /// Every message the server sent, as text, for secret-echo.
+    /// Every message the server sent in every session of the run, as text, for
+    /// secret-echo.
     pub captured: Vec<Captured>,
+    /// How many tool calls of the whole run were answered (with a result, a tool error
+    /// or a JSON-RPC error), in every pack and session.
+    pub answered_calls: u32,
     pub canaries: Vec<Canary>,
 }
 
@@ -120,8 +124,10 @@ pub enum Answer {
     NotSent {
         reason: String,
     },
-    /// The answer was longer than the harness reads (8 MiB), so it was not read.
-    TooLarge,
+    /// The answer was longer than the harness parses (8 MiB): this many bytes.
+    TooLarge {
+        bytes: u64,
+    },
 }
 
 impl Answer {
@@ -134,7 +140,9 @@ impl Answer {
             Answer::Timeout => "no answer within the probe timeout".to_string(),
             Answer::Died { reason } => format!("the server went away: {reason}"),
             Answer::NotSent { reason } => format!("not sent: {reason}"),
-            Answer::TooLarge => "an answer longer than 8 MiB, not read".to_string(),
+            Answer::TooLarge { bytes } => {
+                format!("an answer of {bytes} bytes, longer than the 8 MiB the harness parses")
+            }
         }
     }
 
@@ -150,8 +158,17 @@ impl Answer {
             Answer::Timeout => "no answer within the probe timeout".to_string(),
             Answer::Died { reason } => format!("the server went away: {reason}"),
             Answer::NotSent { reason } => format!("not sent: {reason}"),
-            Answer::TooLarge => "an answer longer than 8 MiB, not read".to_string(),
+            Answer::TooLarge { bytes } => format!("an answer of {bytes} bytes, too large to parse"),
         }
+    }
+
+    /// Whether the server answered at all: a result, a tool error, a JSON-RPC error, or
+    /// an answer too large to parse. Anything else is no evidence of what it would do.
+    pub fn was_answered(&self) -> bool {
+        matches!(
+            self,
+            Answer::Success { .. } | Answer::ToolError { .. } | Answer::RpcError { .. } | Answer::TooLarge { .. }
+        )
     }
 
     /// The text of a rejection, when it has one.
@@ -489,6 +506,35 @@ pub fn tool_poisoning(obs: &CoreObservations) -> Finding {
     } else {
         format!("scanned {tools} tool definition(s), including parameter text, and {}", extra.join(", "))
     };
+    if evidence.is_empty() && texts.is_empty() {
+        return match &obs.tools.error {
+            Some(err) => Finding::new(
+                Verdict::Inconclusive,
+                format!("nothing was scanned: the tool list could not be read ({err})"),
+                vec![],
+            ),
+            None => Finding::new(
+                Verdict::Na,
+                "the server lists no tools, prompts or resources and sends no instructions",
+                vec![],
+            ),
+        };
+    }
+    if evidence.is_empty()
+        && let Some(err) = &obs.tools.error
+    {
+        let ev = Evidence::new(
+            "tools/list",
+            format!("the tool list could not be read to its end: {err}"),
+            VerifiedBy::Metadata,
+        )
+        .code("core.poisoning.incomplete");
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("{scanned}, but the tool list could not be read to its end, so the rest is unscanned"),
+            vec![ev],
+        );
+    }
     if evidence.is_empty() {
         let ev = Evidence::new(
             "metadata scan",
@@ -512,13 +558,28 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
         return Finding::new(Verdict::Inconclusive, "no malformed input could be sent", vec![]);
     }
     let mut evidence = Vec::new();
-    let (mut clean, mut accepted, mut hung, mut died) = (0, 0, 0, 0);
+    let (mut clean, mut accepted, mut died, mut slow) = (0, 0, 0, 0);
     for p in probes {
+        // No answer in time from a server that still answered ping: the tool is slow,
+        // which is not a robustness defect and no evidence either way.
+        if p.answer == Answer::Timeout && p.alive_after {
+            slow += 1;
+            let mut ev = Evidence::new(
+                format!("{}: {}", p.probe, p.detail),
+                "no answer within the probe timeout, though the server answered ping: a slow tool, no evidence either way".to_string(),
+                VerifiedBy::Process,
+            )
+            .code("core.robust.slow");
+            ev.tool = p.tool.clone();
+            ev.args = p.shown_args.clone();
+            evidence.push(ev);
+            continue;
+        }
         let ok = match &p.answer {
             Answer::ToolError { .. } | Answer::RpcError { .. } => p.alive_after,
             Answer::Silence => p.alive_after,
             Answer::Success { .. } => !p.must_reject && p.alive_after,
-            Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } | Answer::TooLarge => false,
+            Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. } | Answer::TooLarge { .. } => false,
         };
         let mut outcome = p.answer.describe();
         if matches!(p.answer, Answer::Success { .. }) && !p.must_reject {
@@ -531,8 +592,6 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
             clean += 1;
         } else if matches!(p.answer, Answer::Died { .. }) || !p.alive_after {
             died += 1;
-        } else if matches!(p.answer, Answer::Timeout) {
-            hung += 1;
         } else {
             accepted += 1;
         }
@@ -550,7 +609,7 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
     }
     // Defects first, so the first evidence line explains the verdict.
     evidence.sort_by_key(|e| e.code.as_deref() != Some("core.robust.defect"));
-    let n = probes.len();
+    let n = probes.len() - slow;
     if died > 0 {
         let first = probes.iter().find(|p| matches!(p.answer, Answer::Died { .. }) || !p.alive_after).expect("counted");
         let on = first.tool.as_deref().map(|t| format!(" on {t}")).unwrap_or_default();
@@ -559,21 +618,22 @@ pub fn robust_input(obs: &CoreObservations) -> Finding {
             format!("the server stopped answering after {}{on} ({died} of {n} probe(s))", first.probe),
             evidence,
         )
-    } else if accepted + hung > 0 {
-        let mut parts = Vec::new();
-        if accepted > 0 {
-            parts.push(format!("{accepted} accepted as valid"));
-        }
-        if hung > 0 {
-            parts.push(format!("{hung} left unanswered"));
-        }
+    } else if accepted > 0 {
         Finding::new(
             Verdict::Part,
-            format!("{clean} of {n} invalid call(s) rejected cleanly; {}", parts.join(", ")),
+            format!("{clean} of {n} invalid call(s) rejected cleanly; {accepted} accepted as valid"),
+            evidence,
+        )
+    } else if n == 0 {
+        Finding::new(
+            Verdict::Inconclusive,
+            format!("no malformed call was answered in time ({slow} left unanswered by a server that answered ping)"),
             evidence,
         )
     } else {
-        Finding::new(Verdict::Pass, format!("{n} invalid call(s) rejected cleanly"), evidence)
+        let slow_note =
+            if slow > 0 { format!(" ({slow} more unanswered by a slow tool, not judged)") } else { String::new() };
+        Finding::new(Verdict::Pass, format!("{n} invalid call(s) rejected cleanly{slow_note}"), evidence)
     }
 }
 
@@ -668,18 +728,13 @@ pub fn secret_echo(obs: &CoreObservations) -> Finding {
             }
         }
     }
-    let calls = obs
-        .robust
-        .probes
-        .iter()
-        .filter(|p| matches!(p.answer, Answer::Success { .. } | Answer::ToolError { .. }))
-        .count();
     if !evidence.is_empty() {
         let first = &evidence[0];
         let summary = format!("{} in {}", first.outcome, first.probe);
         return Finding::new(Verdict::Fail, summary, evidence);
     }
     let scanned = obs.captured.len();
+    let calls = obs.answered_calls;
     if calls == 0 {
         let ev = Evidence::new(
             "scan",
@@ -695,13 +750,13 @@ pub fn secret_echo(obs: &CoreObservations) -> Finding {
     }
     let ev = Evidence::new(
         format!("{} canar(ies), plain and base64-, hex- and URL-encoded", obs.canaries.len()),
-        format!("absent from {scanned} captured message(s)"),
+        format!("absent from {scanned} captured message(s), {calls} of them answers to tool calls"),
         VerifiedBy::Response,
     )
     .code("core.secret.absent");
     Finding::new(
         Verdict::Pass,
-        format!("canary secrets absent from tools/list and {calls} captured response(s)"),
+        format!("canary secrets absent from every message of the run, {calls} tool-call answer(s) among them"),
         vec![ev],
     )
 }

@@ -60,9 +60,35 @@ pub const MASKED_PROBES: [ProbeDoc; 2] = [
 ];
 /// The per-role control: each instance must see the 100 rows of the masked view.
 pub const ROLE_CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers_masked";
-pub const ROW_CAP_PROBE: ProbeDoc =
-    ProbeDoc { name: "row-cap", sends: "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g, as sm_admin" };
-pub const TIMEOUT_PROBE: ProbeDoc = ProbeDoc { name: "sleep", sends: "SELECT pg_sleep(600), as sm_admin" };
+/// Runaway results, tried in turn as sm_admin until one decides: the plain form, the
+/// same rows from a recursive CTE wrapped in a subquery (it begins with SELECT, as a
+/// narrow read-only guard demands), and a cross join of seeded tables. Each names its
+/// rows `sm-row-<n>` with a distinct n.
+pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc { name: "row-cap", sends: "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g" },
+    ProbeDoc {
+        name: "row-cap-subquery",
+        sends: "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c) AS t",
+    },
+    ProbeDoc {
+        name: "row-cap-cross-join",
+        sends: "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
+    },
+];
+/// The rows each of `ROW_CAP_PROBES` produces.
+pub const ROW_CAP_ROWS: [usize; 3] = [100_000, 100_000, 10_000];
+/// Runaway time, tried in turn as sm_admin: a sleep, then a cross join of seeded tables
+/// that needs hours (no function a guard could refuse by name). Both carry the marker
+/// `sm_runaway`, by which the state reader sees them run and cancels them.
+pub const TIMEOUT_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc { name: "sleep", sends: "SELECT pg_sleep(600) AS sm_runaway" },
+    ProbeDoc {
+        name: "cross-join",
+        sends: "SELECT count(*) AS sm_runaway FROM customers a, customers b, customers c, customers d, customers e",
+    },
+];
+/// The marker every runaway-time probe carries.
+pub const RUNAWAY_MARKER: &str = "sm_runaway";
 pub const PRIVILEGE_PROBE: ProbeDoc = ProbeDoc {
     name: "privilege",
     sends: "SELECT pg_sleep(0.5) AS \"sm-privilege\" through each role's instance, while the state reader reads pg_stat_activity for the role the server really connected as",
@@ -108,6 +134,185 @@ impl DbCall {
     }
 }
 
+/// One runaway-result spelling and how many distinct marked rows its answer carried.
+#[derive(Debug, Clone)]
+pub struct RowCapCall {
+    pub call: DbCall,
+    pub rows: usize,
+    /// How many rows the statement produces.
+    pub produces: usize,
+}
+
+/// One runaway-time spelling, and whether the harness saw it run (the state reader's
+/// pg_stat_activity; SQLite offers no such view).
+#[derive(Debug, Clone)]
+pub struct RunawayCall {
+    pub call: DbCall,
+    pub ran: bool,
+}
+
+/// The distinct marked rows (`sm-row-<n>`) in an answer, the statement's own text
+/// removed first: an echo of the SQL is not a row, nor is a row printed twice.
+pub fn marked_rows(text: &str, sql: &str) -> usize {
+    static ROW: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"sm-row-(\d+)").expect("valid"));
+    let text = text.replace(sql, "");
+    ROW.captures_iter(&text).map(|c| c[1].to_string()).collect::<std::collections::BTreeSet<_>>().len()
+}
+
+/// The text of an answer with the statement removed, lower-cased, for wording rules.
+fn answer_words(call: &DbCall) -> String {
+    let text = match &call.answer {
+        Answer::Success { text } | Answer::ToolError { text } => text.as_str(),
+        Answer::RpcError { message, .. } => message.as_str(),
+        _ => "",
+    };
+    text.replace(&call.sql, "").to_lowercase()
+}
+
+/// A refusal that names the size of the result, not the form of the statement.
+static SIZE_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\brows?\b|\blimit|too (many|large|big|much)|exceed|maximum|truncat|result size|\bcap(ped)?\b")
+        .expect("valid")
+});
+/// An answer that says the statement was stopped for running too long.
+static TIME_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"time ?out|timed out|time limit|interrupt|cancel|too long|deadline|exceeded|abort")
+        .expect("valid")
+});
+
+/// What one spelling of a runaway probe established.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// It decided the tool's verdict.
+    Decided(Verdict, String),
+    /// It was refused for its form (or did not run): the next spelling is tried.
+    Refused(String),
+}
+
+impl Step {
+    pub fn decided(&self) -> bool {
+        matches!(self, Step::Decided(..))
+    }
+}
+
+/// One runaway-result spelling: more than `limit` rows fails; some rows, no more than
+/// `limit`, is a cap; no row at all decides only when the refusal names the size.
+pub fn row_cap_step(c: &RowCapCall, limit: usize) -> Step {
+    let call = &c.call;
+    if let Answer::TooLarge { bytes } = call.answer {
+        return Step::Decided(
+            Verdict::Fail,
+            format!("an answer of {bytes} bytes came back, too large to parse: no cap"),
+        );
+    }
+    if !call.answer.was_answered() {
+        return Step::Refused(format!("no evidence: {}", call.reply()));
+    }
+    match c.rows {
+        n if n > limit => Step::Decided(Verdict::Fail, format!("{n} rows came back, over the {limit}-row cap")),
+        _ if c.produces <= limit => Step::Refused(format!("it produces {} rows, no more than the cap", c.produces)),
+        0 if SIZE_WORDS.is_match(&answer_words(call)) => {
+            Step::Decided(Verdict::Pass, format!("refused for its size: {}", call.reply()))
+        }
+        0 => Step::Refused(format!("no row came back, and the answer does not name a size limit: {}", call.reply())),
+        n => Step::Decided(Verdict::Pass, format!("{n} of {} rows came back, within the {limit}-row cap", c.produces)),
+    }
+}
+
+/// One runaway-time spelling: no answer within the probe timeout fails; an answer
+/// before it decides pass only when the statement was seen running or the answer says
+/// it was stopped for its time.
+pub fn timeout_step(c: &RunawayCall) -> Step {
+    let call = &c.call;
+    match &call.answer {
+        Answer::Timeout => {
+            Step::Decided(Verdict::Fail, "still running when the probe timeout ran out: nothing stopped it".to_string())
+        }
+        a if !a.was_answered() => Step::Refused(format!("no evidence: {}", call.reply())),
+        _ if TIME_WORDS.is_match(&answer_words(call)) => {
+            Step::Decided(Verdict::Pass, format!("stopped before the probe timeout: {}", call.reply()))
+        }
+        _ if c.ran => Step::Decided(
+            Verdict::Pass,
+            format!("seen running, then answered before the probe timeout: {}", call.reply()),
+        ),
+        _ => Step::Refused(format!("answered at once, without running: {}", call.reply())),
+    }
+}
+
+/// The verdict of a runaway check from every spelling sent: per tool, the first
+/// spelling that decided, or inconclusive when every one was refused for its form or
+/// went unanswered; over tools, the worst.
+fn judge_runaway<'c>(
+    steps: impl Iterator<Item = (&'c DbCall, Step)>,
+    what: &str,
+    fail_code: &str,
+    ok_code: &str,
+) -> Finding {
+    /// One tool's spellings: the first that decided, and why the others did not.
+    struct ToolSteps {
+        tool: String,
+        decided: Option<(Verdict, String)>,
+        refused: Vec<String>,
+    }
+    let mut evidence = Vec::new();
+    let mut per_tool: Vec<ToolSteps> = Vec::new();
+    for (call, step) in steps {
+        let slot = match per_tool.iter().position(|t| t.tool == call.tool) {
+            Some(i) => i,
+            None => {
+                per_tool.push(ToolSteps { tool: call.tool.clone(), decided: None, refused: Vec::new() });
+                per_tool.len() - 1
+            }
+        };
+        let (code, outcome) = match &step {
+            Step::Decided(Verdict::Fail, why) => (fail_code, why.clone()),
+            Step::Decided(_, why) => (ok_code, why.clone()),
+            Step::Refused(why) => ("db.runaway.refused", format!("not judged: {why}")),
+        };
+        evidence.push(call.evidence(outcome, VerifiedBy::Response, code));
+        let entry = &mut per_tool[slot];
+        match step {
+            Step::Decided(v, why) if entry.decided.is_none() => {
+                entry.decided = Some((v, format!("{}: {why}", call.probe)))
+            }
+            Step::Refused(why) => entry.refused.push(format!("{}: {why}", call.probe)),
+            Step::Decided(..) => {}
+        }
+    }
+    if per_tool.is_empty() {
+        return Finding::new(Verdict::Inconclusive, format!("no {what} probe was sent"), evidence);
+    }
+    let verdicts: Vec<(Verdict, String)> = per_tool
+        .into_iter()
+        .map(|ToolSteps { tool, decided, refused }| match decided {
+            Some((v, why)) => (v, format!("{tool}: {why}")),
+            None => (
+                Verdict::Inconclusive,
+                format!(
+                    "{tool}: every spelling was refused for its form or went unanswered, so the {what} is untested ({})",
+                    refused.first().cloned().unwrap_or_default()
+                ),
+            ),
+        })
+        .collect();
+    evidence.sort_by_key(|e| e.code.as_deref() != Some(fail_code));
+    let worst = verdicts.iter().map(|(v, _)| *v).min_by_key(|v| v.severity_rank()).unwrap_or(Verdict::Inconclusive);
+    let summary = verdicts.iter().filter(|(v, _)| *v == worst).map(|(_, s)| s.as_str()).collect::<Vec<_>>().join("; ");
+    Finding::new(worst, clip(&summary, 300), evidence)
+}
+
+/// `db-row-cap` and `sqlite-row-cap` once their gates passed.
+pub fn judge_row_cap(calls: &[RowCapCall], limit: usize, fail_code: &str, ok_code: &str) -> Finding {
+    judge_runaway(calls.iter().map(|c| (&c.call, row_cap_step(c, limit))), "row cap", fail_code, ok_code)
+}
+
+/// `db-timeout` and `sqlite-timeout` once their gates passed.
+pub fn judge_timeout(calls: &[RunawayCall], fail_code: &str, ok_code: &str) -> Finding {
+    judge_runaway(calls.iter().map(|c| (&c.call, timeout_step(c))), "time limit", fail_code, ok_code)
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct DbObservations {
     pub tools: Vec<String>,
@@ -119,10 +324,11 @@ pub struct DbObservations {
     pub rls: Vec<DbCall>,
     pub pii: Vec<DbCall>,
     pub masked: Vec<DbCall>,
-    /// The row-cap probe, with how many rows came back.
-    pub row_cap: Vec<(DbCall, usize)>,
+    /// The runaway-result spellings sent, in order, per tool.
+    pub row_cap: Vec<RowCapCall>,
     pub row_cap_limit: usize,
-    pub timeout: Vec<DbCall>,
+    /// The runaway-time spellings sent, in order, per tool.
+    pub timeout: Vec<RunawayCall>,
     /// Each SQL tool's readOnlyHint and destructiveHint, for write-gate.
     pub annotations: Vec<(String, Option<bool>, Option<bool>)>,
     /// The audit probe: the call, and where its marker was found afterwards.
@@ -374,74 +580,14 @@ pub fn row_cap(obs: &DbObservations) -> Finding {
     if let Some(f) = obs.admin_gate() {
         return f;
     }
-    let limit = obs.row_cap_limit;
-    let mut evidence = Vec::new();
-    let mut worst = Verdict::Pass;
-    let mut summary = String::new();
-    for (c, rows) in &obs.row_cap {
-        let (v, outcome) = match &c.answer {
-            Answer::Success { .. } if *rows > limit => {
-                (Verdict::Fail, format!("{rows} rows came back, over the {limit}-row cap"))
-            }
-            Answer::Success { .. } => (Verdict::Pass, format!("{rows} rows came back, within the {limit}-row cap")),
-            Answer::ToolError { .. } | Answer::RpcError { .. } => {
-                (Verdict::Pass, "the server refused the query".to_string())
-            }
-            _ => (Verdict::Inconclusive, c.reply()),
-        };
-        evidence.push(c.evidence(
-            outcome.clone(),
-            VerifiedBy::Response,
-            if v == Verdict::Fail { "db.rows.uncapped" } else { "db.rows.capped" },
-        ));
-        if v.severity_rank() < worst.severity_rank() || summary.is_empty() {
-            worst = v;
-            summary = format!("{}: {outcome}", c.tool);
-        }
-    }
-    if obs.row_cap.is_empty() {
-        return Finding::new(Verdict::Inconclusive, "no row-cap probe was sent", evidence);
-    }
-    Finding::new(worst, summary, evidence)
+    judge_row_cap(&obs.row_cap, obs.row_cap_limit, "db.rows.uncapped", "db.rows.capped")
 }
 
 pub fn timeout(obs: &DbObservations) -> Finding {
     if let Some(f) = obs.admin_gate() {
         return f;
     }
-    let mut evidence = Vec::new();
-    let mut failed = Vec::new();
-    for c in &obs.timeout {
-        match &c.answer {
-            Answer::Timeout => {
-                failed.push(c.tool.clone());
-                evidence.push(c.evidence(
-                    "still running when the probe timeout ran out: nothing stopped it".to_string(),
-                    VerifiedBy::Response,
-                    "db.time.unbounded",
-                ));
-            }
-            Answer::Died { .. } | Answer::NotSent { .. } | Answer::Silence => {
-                evidence.push(c.evidence(c.reply(), VerifiedBy::Response, "db.time.unknown"))
-            }
-            _ => evidence.push(c.evidence(
-                format!("{}, before the probe timeout", c.reply()),
-                VerifiedBy::Response,
-                "db.time.stopped",
-            )),
-        }
-    }
-    if !failed.is_empty() {
-        return Finding::new(
-            Verdict::Fail,
-            format!("pg_sleep(600) was still running on {} when the probe timeout ran out", failed.join(", ")),
-            evidence,
-        );
-    }
-    if evidence.iter().all(|e| e.code.as_deref() == Some("db.time.unknown")) {
-        return Finding::new(Verdict::Inconclusive, "the runaway query got no judgeable answer", evidence);
-    }
-    Finding::new(Verdict::Pass, "a runaway query was stopped before the probe timeout", evidence)
+    judge_timeout(&obs.timeout, "db.time.unbounded", "db.time.stopped")
 }
 
 pub fn privilege(obs: &DbObservations) -> Finding {

@@ -138,6 +138,26 @@ pub fn outside_root(changes: &[String]) -> Vec<String> {
     changes.iter().filter(|c| !c.starts_with("{sandbox}/")).cloned().collect()
 }
 
+/// The path a change line names (`{sandbox_home}/log was changed` → `{sandbox_home}/log`).
+fn changed_path(change: &str) -> &str {
+    change.rsplit_once(" was ").map_or(change, |(path, _)| path)
+}
+
+/// `changes` without the server's own noise: paths in `noise` that lie where no probe
+/// aims (the root or the sandbox home). A change in the canary directory or the
+/// sibling root, the targets of every escape, is never noise.
+pub fn without_noise(changes: &[String], noise: &[String]) -> Vec<String> {
+    changes
+        .iter()
+        .filter(|c| {
+            let path = changed_path(c);
+            let excusable = path.starts_with("{sandbox_home}/") || path.starts_with("{sandbox}/");
+            !(excusable && noise.iter().any(|n| n == path))
+        })
+        .cloned()
+        .collect()
+}
+
 /// One call the fs and effects packs made.
 #[derive(Debug, Clone)]
 pub struct FsCall {
@@ -177,7 +197,7 @@ impl FsCall {
     }
 
     fn answered(&self) -> bool {
-        !matches!(self.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. })
+        self.answer.was_answered()
     }
 }
 
@@ -198,6 +218,47 @@ pub struct FsObservations {
     pub benign: Vec<BenignCall>,
     /// Whether a loopback listener was running (for effects-closed-world).
     pub listener: bool,
+    /// Paths the server changed during calls that cannot do anything (a call to a tool
+    /// that does not exist): its own bookkeeping, never blamed on a probe.
+    pub noise: Vec<String>,
+}
+
+impl FsObservations {
+    /// The noise a write probe is judged without: what changes on a call that cannot do
+    /// anything, and what changed during the control reads.
+    fn write_noise(&self) -> Vec<String> {
+        let mut noise = self.noise.clone();
+        noise.extend(self.controls.iter().flat_map(|c| c.changes.iter().map(|x| changed_path(x).to_string())));
+        noise
+    }
+
+    /// Evidence naming the noise left out, when there is some.
+    fn noise_evidence(&self, noise: &[String]) -> Option<Evidence> {
+        let shown: Vec<&String> =
+            noise.iter().filter(|n| !n.starts_with("{canary}") && !n.contains("-sibling")).collect();
+        (!shown.is_empty()).then(|| {
+            let list: Vec<&str> = shown.iter().map(|s| s.as_str()).collect();
+            Evidence::new(
+                "noise",
+                format!(
+                    "changed by the server during calls that cannot do anything or during control reads, so not blamed on a probe: {}",
+                    clip(&list.join(", "), 200)
+                ),
+                VerifiedBy::Sandbox,
+            )
+            .code("fs.noise")
+        })
+    }
+}
+
+/// Probes that were sent but never answered (or not sent at all), named for a summary.
+fn unanswered_names(calls: &[&FsCall]) -> Option<String> {
+    let missing: Vec<String> =
+        calls.iter().filter(|c| !c.answered()).map(|c| format!("{} on {}", c.probe, c.tool)).collect();
+    missing.first().map(|first| {
+        let reason = calls.iter().find(|c| !c.answered()).map(|c| c.answer.brief()).unwrap_or_default();
+        format!("{} of {} probe(s) got no answer (first {first}: {reason})", missing.len(), calls.len())
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -206,6 +267,9 @@ pub struct BenignCall {
     /// A benign write (inside the root): counted for closed-world only, and for
     /// read-only when the tool claims to be read-only.
     pub writes: bool,
+    /// The call was given the listener's own URL (a URL tool): a connection there is
+    /// what it was asked to do, so closed-world does not read it.
+    pub aimed_at_listener: bool,
     pub read_only: Option<bool>,
     pub open_world: Option<bool>,
     pub destructive: Option<bool>,
@@ -282,6 +346,9 @@ pub fn read_escape(obs: &FsObservations) -> Finding {
     if unanswered == obs.reads.len() {
         return Finding::new(Verdict::Inconclusive, "no escape read was answered", evidence);
     }
+    if let Some(why) = unanswered_names(&obs.reads.iter().collect::<Vec<_>>()) {
+        return Finding::new(Verdict::Inconclusive, format!("no read brought a secret back, but {why}"), evidence);
+    }
     Finding::new(
         Verdict::Pass,
         format!("{variants} path variants aimed outside the root were refused or returned nothing, on {tools}"),
@@ -296,10 +363,11 @@ pub fn write_escape(obs: &FsObservations) -> Finding {
     if obs.writes.is_empty() {
         return Finding::new(Verdict::Inconclusive, "no write could be sent", vec![]);
     }
-    let mut evidence = Vec::new();
+    let noise = obs.write_noise();
+    let mut evidence: Vec<Evidence> = obs.noise_evidence(&noise).into_iter().collect();
     let mut escaped = Vec::new();
     for c in &obs.writes {
-        let outside = outside_root(&c.changes);
+        let outside = without_noise(&outside_root(&c.changes), &noise);
         if outside.is_empty() {
             evidence.push(c.evidence(
                 format!("{}; the canary directory and the sibling root were unchanged", c.reply()),
@@ -316,6 +384,7 @@ pub fn write_escape(obs: &FsObservations) -> Finding {
         }
     }
     evidence.sort_by_key(|e| e.code.as_deref() != Some("fs.write.escaped"));
+    let unanswered = unanswered_names(&obs.writes.iter().collect::<Vec<_>>());
     match escaped.first() {
         Some(first) => Finding::new(
             Verdict::Fail,
@@ -325,8 +394,13 @@ pub fn write_escape(obs: &FsObservations) -> Finding {
                 obs.writes.len(),
                 first.probe,
                 first.tool,
-                outside_root(&first.changes).join(", ")
+                without_noise(&outside_root(&first.changes), &noise).join(", ")
             ),
+            evidence,
+        ),
+        None if unanswered.is_some() => Finding::new(
+            Verdict::Inconclusive,
+            format!("nothing outside the root changed, but {}", unanswered.unwrap_or_default()),
             evidence,
         ),
         None => Finding::new(
@@ -348,10 +422,11 @@ pub fn symlink_escape(obs: &FsObservations) -> Finding {
     if let Some(f) = no_control(obs, "reads through links").filter(|_| obs.writers.is_empty()) {
         return f;
     }
-    let mut evidence = Vec::new();
+    let noise = obs.write_noise();
+    let mut evidence: Vec<Evidence> = obs.noise_evidence(&noise).into_iter().collect();
     let mut escaped = Vec::new();
     for c in &obs.links {
-        let outside = outside_root(&c.changes);
+        let outside = without_noise(&outside_root(&c.changes), &noise);
         let (outcome, by, bad) = match (&c.leaked, outside.is_empty()) {
             (Some(which), _) => {
                 (format!("the {which} came back through the link: {}", c.reply()), VerifiedBy::Response, true)
@@ -365,6 +440,12 @@ pub fn symlink_escape(obs: &FsObservations) -> Finding {
         evidence.push(c.evidence(outcome, by, if bad { "fs.link.escaped" } else { "fs.link.held" }));
     }
     evidence.sort_by_key(|e| e.code.as_deref() != Some("fs.link.escaped"));
+    let unanswered = unanswered_names(&obs.links.iter().collect::<Vec<_>>());
+    if escaped.is_empty()
+        && let Some(why) = unanswered
+    {
+        return Finding::new(Verdict::Inconclusive, format!("no link led out of the root, but {why}"), evidence);
+    }
     match escaped.first() {
         Some(first) => Finding::new(
             Verdict::Fail,
@@ -403,9 +484,10 @@ pub fn large_read(obs: &FsObservations) -> Finding {
             Answer::ToolError { .. } | Answer::RpcError { .. } => {
                 (Verdict::Pass, format!("{}: the server refused the read", c.tool))
             }
-            Answer::TooLarge => {
-                (Verdict::Fail, format!("{}: more than 8 MiB came back, over the {limit}-byte limit", c.tool))
-            }
+            Answer::TooLarge { bytes } => (
+                Verdict::Fail,
+                format!("{}: an answer of {bytes} bytes came back, over the {limit}-byte limit", c.tool),
+            ),
             Answer::Success { .. } if c.text_bytes <= limit => {
                 (Verdict::Pass, format!("{}: the answer was capped at {} bytes", c.tool, c.text_bytes))
             }
@@ -442,38 +524,41 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
     if calls.is_empty() {
         return Finding::new(Verdict::Na, none, vec![]);
     }
-    let mut evidence = Vec::new();
+    let mut evidence: Vec<Evidence> = obs.noise_evidence(&obs.noise).into_iter().collect();
     let mut changed = Vec::new();
     let mut answered = 0;
     for b in &calls {
         let c = &b.call;
         answered += usize::from(c.answered());
-        if c.changes.is_empty() {
+        let changes = without_noise(&c.changes, &obs.noise);
+        if changes.is_empty() {
             evidence.push(c.evidence(
                 format!("{}; the sandbox was unchanged", c.reply()),
                 VerifiedBy::Sandbox,
                 "effects.unchanged",
             ));
         } else {
-            changed.push(c);
             evidence.push(c.evidence(
-                format!("{}; {}", c.reply(), c.changes.join(", ")),
+                format!("{}; {}", c.reply(), changes.join(", ")),
                 VerifiedBy::Sandbox,
                 "effects.changed",
             ));
+            changed.push((c, changes));
         }
     }
-    let _ = obs;
     let tools: Vec<&str> = calls.iter().map(|b| b.call.tool.as_str()).collect();
-    if let Some(first) = changed.first() {
+    if let Some((first, changes)) = changed.first() {
         return Finding::new(
             Verdict::Fail,
-            format!("{} {what} but changed the sandbox: {}", first.tool, first.changes.join(", ")),
+            format!("{} {what} but changed the sandbox: {}", first.tool, changes.join(", ")),
             evidence,
         );
     }
     if answered == 0 {
         return Finding::new(Verdict::Inconclusive, "no benign call was answered", evidence);
+    }
+    if let Some(why) = unanswered_names(&calls.iter().map(|b| &b.call).collect::<Vec<_>>()) {
+        return Finding::new(Verdict::Inconclusive, format!("nothing changed, but {why}"), evidence);
     }
     Finding::new(
         Verdict::Pass,
@@ -503,7 +588,8 @@ pub fn effects_unannotated(obs: &FsObservations) -> Finding {
 }
 
 pub fn effects_closed_world(obs: &FsObservations) -> Finding {
-    let calls: Vec<&BenignCall> = obs.benign.iter().filter(|b| b.open_world == Some(false)).collect();
+    let calls: Vec<&BenignCall> =
+        obs.benign.iter().filter(|b| b.open_world == Some(false) && !b.aimed_at_listener).collect();
     if calls.is_empty() {
         return Finding::new(Verdict::Na, "no tool declared closed-world could be called", vec![]);
     }
@@ -538,6 +624,9 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
             ),
             evidence,
         );
+    }
+    if let Some(why) = unanswered_names(&calls.iter().map(|b| &b.call).collect::<Vec<_>>()) {
+        return Finding::new(Verdict::Inconclusive, format!("nothing connected, but {why}"), evidence);
     }
     Finding::new(
         Verdict::Pass,

@@ -100,6 +100,9 @@ pub struct NetProbe {
     pub connections: u32,
     /// Whether a secret (the canary, the data: token, the control body) came back.
     pub leaked: bool,
+    /// Whether the harness itself could resolve and reach the URL's host on this
+    /// machine; a spelling it cannot reach tells nothing by failing.
+    pub reachable: bool,
 }
 
 impl NetProbe {
@@ -145,6 +148,12 @@ pub struct NetObservations {
     pub skipped: Vec<String>,
 }
 
+/// Whether `tool` is shown to fetch: its control fetch worked, or a probe reached the
+/// listener through it.
+fn fetches(obs: &NetObservations, tool: &str) -> bool {
+    obs.control_worked(tool) || obs.ssrf.iter().any(|p| p.tool == tool && !p.hits.is_empty())
+}
+
 impl NetObservations {
     fn control_worked(&self, tool: &str) -> bool {
         self.controls.iter().any(|c| c.tool == tool && c.leaked)
@@ -159,6 +168,15 @@ impl NetObservations {
                         "the control fetch worked: the listener's control body came back".to_string(),
                         VerifiedBy::Listener,
                         "net.control.ok",
+                    )
+                } else if c.verdict_line().0 == Outcome::Refused {
+                    c.evidence(
+                        format!(
+                            "the control URL was refused as the target it is (loopback), as a guarded tool should refuse it: {}",
+                            c.reply()
+                        ),
+                        VerifiedBy::Response,
+                        "net.control.refused",
                     )
                 } else {
                     c.evidence(
@@ -192,6 +210,17 @@ fn judge_probes(
             continue;
         }
         let (outcome, rule) = p.verdict_line();
+        if outcome != Outcome::Refused && !p.reachable {
+            evidence.push(p.evidence(
+                format!(
+                    "not judged: this machine cannot resolve or reach that host itself, so a failed fetch tells nothing ({})",
+                    p.reply()
+                ),
+                VerifiedBy::Response,
+                "net.unreachable",
+            ));
+            continue;
+        }
         let code = if outcome == Outcome::Refused { "net.refused" } else { "net.unproven" };
         if outcome != Outcome::Refused && !obs.control_worked(&p.tool) {
             unproven.push(p);
@@ -224,7 +253,10 @@ fn judge_probes(
         return Finding::new(Verdict::Inconclusive, "no probe could be sent", evidence);
     }
     if let Some(first) = unproven.first() {
-        let no_control = obs.control_url.is_some() && !obs.control_worked(&first.tool);
+        // A control refused as loopback is the defence at work, not a tool that cannot fetch.
+        let refused_control =
+            obs.controls.iter().any(|c| c.tool == first.tool && c.verdict_line().0 == Outcome::Refused);
+        let no_control = obs.control_url.is_some() && !obs.control_worked(&first.tool) && !refused_control;
         let why = if no_control {
             format!("{} cannot fetch the control URL, so it fetches nothing and its refusals prove nothing", first.tool)
         } else {
@@ -258,20 +290,98 @@ pub fn loopback_ssrf(obs: &NetObservations) -> Finding {
     )
 }
 
+/// What shows a scheme probe was not fetched, and why, if anything does.
+fn scheme_proof(obs: &NetObservations, p: &NetProbe) -> Option<&'static str> {
+    let declined = matches!(p.delivery, Delivery::ToolError | Delivery::RpcError(_));
+    if refusal::refuses_scheme(&p.text, p.delivery, std::slice::from_ref(&p.url)) {
+        return Some("the reply refuses the scheme or protocol");
+    }
+    // Reading a file or decoding data needs no network: a declined reply without the
+    // secret shows it was not read, whatever the wording.
+    if matches!(p.probe.as_str(), "file" | "file-localhost" | "data") && declined {
+        return Some("declined, and the secret the URL leads to did not come back: it was not read");
+    }
+    if !matches!(p.probe.as_str(), "file" | "file-localhost" | "data")
+        && p.delivery != Delivery::NoAnswer
+        && fetches(obs, &p.tool)
+    {
+        return Some(
+            "the tool fetches http (shown by the control or a probe that reached the listener), and this scheme reached nothing",
+        );
+    }
+    None
+}
+
 pub fn scheme_allowlist(obs: &NetObservations) -> Finding {
-    judge_probes(
-        obs,
-        &obs.schemes,
-        |p| {
-            if p.leaked {
-                Some(format!("the secret came back in the reply: {}", p.reply()))
-            } else if p.connections > 0 {
-                Some(format!("the listener accepted {} connection(s) during the call", p.connections))
+    if obs.tools.is_empty() {
+        return Finding::new(Verdict::Na, "no url tool", vec![]);
+    }
+    let mut evidence = obs.control_evidence();
+    let (mut failed, mut unproven) = (Vec::new(), Vec::new());
+    for p in &obs.schemes {
+        if p.leaked || p.connections > 0 {
+            let what = if p.leaked {
+                format!("the secret came back in the reply: {}", p.reply())
             } else {
-                None
-            }
-        },
-        "non-http(s) URLs",
+                format!("the listener accepted {} connection(s) during the call", p.connections)
+            };
+            failed.push(format!("{} on {}", p.probe, p.tool));
+            evidence.push(p.evidence(
+                what,
+                if p.leaked { VerifiedBy::Response } else { VerifiedBy::Listener },
+                "net.reached",
+            ));
+        } else if let Some(why) = scheme_proof(obs, p) {
+            evidence.push(p.evidence(
+                format!("not fetched: {why}: {}", p.reply()),
+                VerifiedBy::Response,
+                "net.refused",
+            ));
+        } else {
+            let (outcome, rule) = p.verdict_line();
+            let why = if outcome == Outcome::Refused {
+                format!(
+                    "refused, but for its address rather than its scheme ({rule}), which does not show the scheme is refused"
+                )
+            } else {
+                format!("not shown refused ({rule})")
+            };
+            evidence.push(p.evidence(format!("{why}: {}", p.reply()), VerifiedBy::Response, "net.unproven"));
+            unproven.push(p);
+        }
+    }
+    evidence.sort_by_key(|e| match e.code.as_deref() {
+        Some("net.reached") => 0,
+        Some("net.unproven") => 1,
+        _ => 2,
+    });
+    let n = obs.schemes.len();
+    if !failed.is_empty() {
+        return Finding::new(
+            Verdict::Fail,
+            format!("{} of {n} non-http(s) URLs were fetched: {}", failed.len(), clip(&failed.join(", "), 160)),
+            evidence,
+        );
+    }
+    if n == 0 {
+        return Finding::new(Verdict::Inconclusive, "no probe could be sent", evidence);
+    }
+    if let Some(first) = unproven.first() {
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!(
+                "{} of {n} probes were not shown to be refused for their scheme (first: {} on {}); a refusal of the address, or a reply that only reports a failed fetch, does not show it",
+                unproven.len(),
+                first.probe,
+                first.tool
+            ),
+            evidence,
+        );
+    }
+    Finding::new(
+        Verdict::Pass,
+        format!("{n} non-http(s) URLs on {}: none fetched, each for a reason shown", obs.tools.join(", ")),
+        evidence,
     )
 }
 

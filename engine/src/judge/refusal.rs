@@ -95,6 +95,29 @@ re!(
 // Step 5: a loopback address named.
 re!(LOOPBACK, r"(?i)\blocalhost\b|\b127(\.\d{1,3}){1,3}\b|::1\b|\b0\.0\.0\.0\b|::ffff:127");
 
+// A refusal of the scheme itself (net-scheme-allowlist): a refusal word, or "missing",
+// together with the words scheme or protocol.
+re!(SCHEME_NOUN, r"(?i)\bschemes?\b|\bprotocols?\b|\bhttps?\s*(and|or|/)\s*https?\b|\bhttp\(s\)|\bonly\s+https?\b");
+re!(ANY_URL, r#"(?i)\b[a-z][a-z0-9+.-]*://[^\s'")]+"#);
+re!(MISSING, r"(?i)\bmissing\b|\bmust\s+(be|use|start)\b|\bonly\b");
+
+/// Whether a declined reply refuses the URL's scheme or protocol ("unsupported protocol
+/// 'gopher://'", "missing an 'http://' or 'https://' protocol"), the probe URL removed
+/// first. A refusal of the address alone does not say the scheme is refused.
+pub fn refuses_scheme(text: &str, delivery: Delivery, urls: &[String]) -> bool {
+    if !matches!(delivery, Delivery::ToolError | Delivery::RpcError(_)) {
+        return false;
+    }
+    let text = strip_urls(text, urls);
+    // The scheme named on its own ("not gopher:"), not as part of another URL.
+    let bare = ANY_URL.replace_all(&text, " ");
+    let names_scheme = urls
+        .iter()
+        .filter_map(|u| u.split_once(':').map(|(s, _)| s.to_lowercase()))
+        .any(|scheme| Regex::new(&format!(r"(?i)\b{}\b", regex::escape(&scheme))).is_ok_and(|re| re.is_match(&bare)));
+    (SCHEME_NOUN.is_match(&text) || names_scheme) && (REFUSAL_WORD.is_match(&text) || MISSING.is_match(&text))
+}
+
 /// Judges one reply. `urls` are the spellings of the probe URL, removed from the text
 /// before anything is matched so an echoed URL cannot supply the words.
 pub fn judge(text: &str, delivery: Delivery, urls: &[String]) -> (Outcome, Rule) {
@@ -239,6 +262,27 @@ mod tests {
             Rule::Otherwise,
         ),
     ];
+
+    #[test]
+    fn scheme_refusals_name_the_scheme_not_the_address() {
+        let gopher = ["gopher://127.0.0.1:40000/_sm001".to_string()];
+        for text in [
+            "Only http and https URLs are allowed, not gopher:",
+            "Failed to fetch gopher://127.0.0.1:40000/_sm001: UnsupportedProtocol(\"Request URL has an unsupported protocol 'gopher://'.\")",
+            "Request URL is missing an 'http://' or 'https://' protocol.",
+            "scheme gopher is not allowed",
+        ] {
+            assert!(refuses_scheme(text, ToolError, &gopher), "{text:?}");
+        }
+        for text in [
+            "Refused to fetch gopher://127.0.0.1:40000/robots.txt: 127.0.0.1 resolves to 127.0.0.1, which is not a public address.",
+            "Failed to fetch robots.txt file:///robots.txt due to a connection issue",
+            "blocked: gopher://127.0.0.1:40000/_sm001",
+        ] {
+            assert!(!refuses_scheme(text, ToolError, &gopher), "{text:?}");
+        }
+        assert!(!refuses_scheme("Only http and https URLs are allowed", Success, &gopher), "a result is not declined");
+    }
 
     #[test]
     fn the_refusal_table() {

@@ -3,11 +3,13 @@
 
 use super::Finding;
 use super::core::Answer;
-use super::db::DbCall;
+use super::db::{DbCall, RowCapCall, RunawayCall, judge_row_cap, judge_timeout};
 use crate::model::{Verdict, VerifiedBy};
 use crate::registry::ProbeDoc;
 
 pub const CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers";
+/// The control of a tool that writes by design: the file must record the row.
+pub const WRITE_CONTROL_SQL: &str = "INSERT INTO probe_t VALUES (0, 'sm-control')";
 
 pub const WRITE_PROBES: [ProbeDoc; 5] = [
     ProbeDoc { name: "insert", sends: "INSERT INTO probe_t VALUES (1, 'sm-write')" },
@@ -35,31 +37,70 @@ pub const ATTACH_PROBES: [ProbeDoc; 2] = [
 
 pub const LOAD_EXTENSION_PROBE: ProbeDoc =
     ProbeDoc { name: "load-extension", sends: "SELECT load_extension('/nonexistent/sm-extension')" };
-pub const ROW_CAP_PROBE: ProbeDoc = ProbeDoc {
-    name: "row-cap",
-    sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x FROM c",
-};
-pub const TIMEOUT_PROBE: ProbeDoc = ProbeDoc {
-    name: "runaway",
-    sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
-};
+/// Runaway results, tried in turn until one decides (see `db::ROW_CAP_PROBES`): the
+/// recursive CTE, the same wrapped in a subquery so it begins with SELECT, and a cross
+/// join of the seeded customers.
+pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc {
+        name: "row-cap",
+        sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c",
+    },
+    ProbeDoc {
+        name: "row-cap-subquery",
+        sends: "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c)",
+    },
+    ProbeDoc {
+        name: "row-cap-cross-join",
+        sends: "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
+    },
+];
+/// The rows each of `ROW_CAP_PROBES` produces.
+pub const ROW_CAP_ROWS: [usize; 3] = [100_000, 100_000, 10_000];
+/// Queries that never end, tried in turn: the recursive CTE, the same wrapped in a
+/// subquery, and a cross join of five copies of the seeded customers.
+pub const TIMEOUT_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc {
+        name: "runaway",
+        sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+    },
+    ProbeDoc {
+        name: "runaway-subquery",
+        sends: "SELECT count(*) AS n FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)",
+    },
+    ProbeDoc {
+        name: "runaway-cross-join",
+        sends: "SELECT count(*) AS n FROM customers a, customers b, customers c, customers d, customers e",
+    },
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct SqliteObservations {
+    /// The read SQL tools.
     pub tools: Vec<String>,
     pub controls: Vec<DbCall>,
+    /// SQL tools that write by design, and their write controls: only sqlite-attach
+    /// aims at them.
+    pub write_tools: Vec<String>,
+    pub write_controls: Vec<DbCall>,
     pub writes: Vec<DbCall>,
     pub forms: Vec<DbCall>,
     pub attach: Vec<DbCall>,
     pub load_extension: Vec<DbCall>,
-    pub row_cap: Vec<(DbCall, usize)>,
+    pub row_cap: Vec<RowCapCall>,
     pub row_cap_limit: usize,
-    pub timeout: Vec<DbCall>,
+    pub timeout: Vec<RunawayCall>,
 }
 
 impl SqliteObservations {
     fn working(&self) -> bool {
-        self.controls.iter().any(|c| matches!(&c.answer, Answer::Success { text } if text.contains("100")))
+        self.tools.iter().any(|t| self.tool_works(t))
+    }
+
+    /// Whether a read tool counted the 100 seeded customers.
+    pub fn tool_works(&self, tool: &str) -> bool {
+        self.controls
+            .iter()
+            .any(|c| c.tool == tool && matches!(&c.answer, Answer::Success { text } if text.contains("100")))
     }
 
     fn gate(&self) -> Option<Finding> {
@@ -88,6 +129,14 @@ impl SqliteObservations {
 fn judge_changes(obs: &SqliteObservations, calls: &[DbCall], what: &str, by: VerifiedBy) -> Finding {
     if let Some(f) = obs.gate() {
         return f;
+    }
+    changes_finding(calls, what, by)
+}
+
+/// Fail when any call changed something; inconclusive when a call proves nothing.
+fn changes_finding(calls: &[DbCall], what: &str, by: VerifiedBy) -> Finding {
+    if calls.is_empty() {
+        return Finding::new(Verdict::Inconclusive, format!("no {what} was sent"), vec![]);
     }
     let mut ev = Vec::new();
     let mut hits = Vec::new();
@@ -141,12 +190,23 @@ pub fn mutation_forms(obs: &SqliteObservations) -> Finding {
 }
 
 pub fn attach(obs: &SqliteObservations) -> Finding {
-    judge_changes(
-        obs,
-        &obs.attach,
-        "attempt(s) to create a database file outside the sandbox root",
-        VerifiedBy::Sandbox,
-    )
+    // Tools that write by design are aimed here too, once the file recorded their write.
+    let writer_works = obs.write_controls.iter().any(|c| !c.changed.is_empty());
+    if obs.tools.is_empty() && obs.write_tools.is_empty() {
+        return Finding::new(Verdict::Na, "no SQL tool", vec![]);
+    }
+    if !obs.working() && !writer_works {
+        let ev = obs
+            .controls
+            .iter()
+            .chain(&obs.write_controls)
+            .map(|c| {
+                c.evidence(format!("control failed: {}", c.reply()), VerifiedBy::Response, "sqlite.control.failed")
+            })
+            .collect();
+        return Finding::new(Verdict::Inconclusive, "no SQL tool passed its control, so nothing could be judged", ev);
+    }
+    changes_finding(&obs.attach, "attempt(s) to create a database file outside the sandbox root", VerifiedBy::Sandbox)
 }
 
 pub fn load_extension(obs: &SqliteObservations) -> Finding {
@@ -185,63 +245,14 @@ pub fn row_cap(obs: &SqliteObservations) -> Finding {
     if let Some(f) = obs.gate() {
         return f;
     }
-    let limit = obs.row_cap_limit;
-    let mut ev = Vec::new();
-    let mut worst = Verdict::Pass;
-    let mut summary = "the runaway result was refused or capped".to_string();
-    for (c, rows) in &obs.row_cap {
-        let (v, outcome) = match &c.answer {
-            Answer::Success { .. } if *rows > limit => {
-                (Verdict::Fail, format!("{rows} rows came back, over the {limit}-row cap"))
-            }
-            Answer::Success { .. } => (Verdict::Pass, format!("{rows} rows came back, within the {limit}-row cap")),
-            Answer::ToolError { .. } | Answer::RpcError { .. } => {
-                (Verdict::Pass, "the server refused the query".to_string())
-            }
-            _ => (Verdict::Inconclusive, c.reply()),
-        };
-        if v.severity_rank() < worst.severity_rank() {
-            worst = v;
-            summary = format!("{}: {outcome}", c.tool);
-        }
-        ev.push(c.evidence(outcome, VerifiedBy::Response, "sqlite.rows"));
-    }
-    Finding::new(worst, summary, ev)
+    judge_row_cap(&obs.row_cap, obs.row_cap_limit, "sqlite.rows.uncapped", "sqlite.rows.capped")
 }
 
 pub fn timeout(obs: &SqliteObservations) -> Finding {
     if let Some(f) = obs.gate() {
         return f;
     }
-    let mut ev = Vec::new();
-    let mut failed = Vec::new();
-    for c in &obs.timeout {
-        if matches!(c.answer, Answer::Timeout) {
-            failed.push(c.tool.clone());
-            ev.push(c.evidence(
-                "still running when the probe timeout ran out".to_string(),
-                VerifiedBy::Response,
-                "sqlite.time.unbounded",
-            ));
-        } else {
-            ev.push(c.evidence(
-                format!("{}, before the probe timeout", c.reply()),
-                VerifiedBy::Response,
-                "sqlite.time.stopped",
-            ));
-        }
-    }
-    if !failed.is_empty() {
-        return Finding::new(
-            Verdict::Fail,
-            format!(
-                "a query that never ends was still running on {} when the probe timeout ran out",
-                failed.join(", ")
-            ),
-            ev,
-        );
-    }
-    Finding::new(Verdict::Pass, "a query that never ends was stopped before the probe timeout", ev)
+    judge_timeout(&obs.timeout, "sqlite.time.unbounded", "sqlite.time.stopped")
 }
 
 #[cfg(test)]

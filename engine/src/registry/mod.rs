@@ -39,6 +39,10 @@ pub struct CheckDef {
     pub probes: &'static [ProbeDoc],
     /// Settings beyond `enabled` and `severity`, which every check has.
     pub settings: &'static [Setting],
+    /// The observation a pass must rest on. A judge that has no such observation
+    /// (zero probes judged, every probe refused for its form, calls never sent) gives
+    /// inconclusive or n/a, never pass.
+    pub proves_pass: &'static str,
     /// How the verdict is established.
     pub verdict: &'static str,
     pub fix: &'static str,
@@ -257,6 +261,7 @@ mod tests {
                 ("scope", c.scope),
                 ("since", c.since),
                 ("verdict", c.verdict),
+                ("proves_pass", c.proves_pass),
                 ("fix", c.fix),
                 ("false_positives", c.false_positives),
                 ("false_negatives", c.false_negatives),

@@ -3,7 +3,7 @@
 
 use super::{References, Setting, SettingKind, declare_check};
 use crate::judge::sqlite::{
-    ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
+    ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES, WRITE_PROBES,
 };
 use crate::model::{Pack, VerifiedBy, Weight};
 
@@ -21,6 +21,7 @@ declare_check! {
         decided_by: &[VerifiedBy::State],
         probes: &WRITE_PROBES,
         settings: &[],
+        proves_pass: "A write through a read tool that counted the seeded customers, answered, with the file unchanged. A tool that writes by design is not judged here.",
         verdict: "Each SQL tool must first count the 100 seeded customers. Each write is then sent, the harness reads probe_t, customers and the schema from the file before and after, and restores the file from its pristine copy. fail when anything changed; pass when nothing did.",
         fix: "Open the database read-only (SQLITE_OPEN_READONLY or mode=ro) and run one statement per call.",
         false_positives: "None known: the harness reads the file it seeded.",
@@ -41,6 +42,7 @@ declare_check! {
         decided_by: &[VerifiedBy::State],
         probes: &FORM_PROBES,
         settings: &[],
+        proves_pass: "Each form through a read tool that passed its control, answered, with the file unchanged.",
         verdict: "Judged like sqlite-read-only: fail when any form changed the file.",
         fix: "Prepare exactly one statement per call (reject a tail) on a read-only connection; a text prefix check stops none of these.",
         false_positives: "None known.",
@@ -61,6 +63,7 @@ declare_check! {
         decided_by: &[VerifiedBy::Sandbox],
         probes: &ATTACH_PROBES,
         settings: &[],
+        proves_pass: "An attempt through a SQL tool that passed its control, answered, with no file created outside the sandbox root.",
         verdict: "fail when the observer sees a file created outside the sandbox root (in {canary}) during the call; pass when it does not.",
         fix: "Set the attached-database limit to zero (sqlite3_limit SQLITE_LIMIT_ATTACHED) and refuse VACUUM; a read-only main database does not stop ATTACH from creating a file.",
         false_positives: "None known.",
@@ -81,6 +84,7 @@ declare_check! {
         decided_by: &[VerifiedBy::Response],
         probes: &[LOAD_EXTENSION_PROBE],
         settings: &[],
+        proves_pass: "An answer through a SQL tool that passed its control showing SQLite refused to load (not authorized) or the server refused the statement.",
         verdict: "The file named does not exist. fail when the error shows SQLite tried to open it (extension loading is on); pass when SQLite refused (not authorized) or the server refused the statement.",
         fix: "Leave extension loading off (do not call sqlite3_enable_load_extension).",
         false_positives: "A server that rewrites SQLite's error messages may hide the attempt, or fake one.",
@@ -99,7 +103,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Response],
-        probes: &[ROW_CAP_PROBE],
+        probes: &ROW_CAP_PROBES,
         settings: &[Setting {
             key: "row_cap",
             kind: SettingKind::Integer { min: 1, max: 100_000 },
@@ -108,7 +112,8 @@ declare_check! {
             threshold: true,
             meaning: "The most rows an answer may carry.",
         }],
-        verdict: "fail when more than row_cap marked rows came back; pass when at most row_cap did, or the query was refused.",
+        proves_pass: "A runaway query that ran and came back cut: at least one marked row and no more than row_cap, or a refusal that names the size limit. A refusal for the statement's form proves nothing, so the next spelling is tried; when every spelling is refused so, the check is inconclusive.",
+        verdict: "Through each read SQL tool that passed its control, the spellings are sent in turn until one decides, and the answer's distinct marked rows (sm-row-<n>) are counted once the statement's own text is removed. fail when more than row_cap came back, or an answer too large to parse; pass when at least one and at most row_cap came back, or the refusal names the size. A refusal that does not (\"Only SELECT queries are allowed\", even as success text) tells nothing about a cap, so the next spelling is sent; when none decides, the tool is inconclusive.",
         fix: "Stop stepping the statement after N rows and say the result was cut.",
         false_positives: "None known.",
         false_negatives: "Only the row count is measured.",
@@ -126,12 +131,13 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Response],
-        probes: &[TIMEOUT_PROBE],
+        probes: &TIMEOUT_PROBES,
         settings: &[],
-        verdict: "Sent last, because a server that does not stop it stays busy. pass when the server answers before the probe timeout; fail when it does not.",
+        proves_pass: "A query that never ends, answered before the probe timeout with an error that names a time limit or an interruption. A refusal for the statement's form proves nothing, so the next spelling is tried; when every spelling is refused so, the check is inconclusive.",
+        verdict: "Sent last, because a server that does not stop it stays busy (one that stops answering ping meanwhile is restarted afterwards). The spellings are sent in turn until one decides. fail when no answer came within the probe timeout; pass when the answer came before it and names a time limit or an interruption. An answer that does not (a refusal for its form) is followed by the next spelling; when none decides, the tool is inconclusive.",
         fix: "Interrupt long statements (a progress handler or sqlite3_interrupt after a deadline).",
         false_positives: "A probe timeout shorter than the server's own limit; keep timeout_probe_sec above it.",
-        false_negatives: "Only one CPU-bound query is tried.",
+        false_negatives: "Only these never-ending queries are tried. A limit whose error does not say it was a limit reads as a refusal for the form.",
         references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400] },
     }
 }

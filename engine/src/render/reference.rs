@@ -106,6 +106,7 @@ pub fn explain(c: &CheckDef) -> String {
         o.push('\n');
     }
     let _ = writeln!(o, "How the verdict is established\n\n{}\n\n{}\n", c.verdict, scoring_sentence(c));
+    let _ = writeln!(o, "What proves a pass\n\n{}\n", c.proves_pass);
     let _ = writeln!(o, "What to fix\n\n{}\n", c.fix);
     let _ = writeln!(o, "False positives\n\n{}\n", c.false_positives);
     let _ = writeln!(o, "False negatives\n\n{}\n", c.false_negatives);
@@ -171,6 +172,7 @@ pub fn checks_markdown() -> String {
                 }
             }
             let _ = writeln!(o, "\n**Verdict.** {}\n\n{}\n", c.verdict, scoring_sentence(c));
+            let _ = writeln!(o, "**What proves a pass.** {}\n", c.proves_pass);
             let _ = writeln!(o, "**What to fix.** {}\n", c.fix);
             let _ = writeln!(o, "**False positives.** {}\n", c.false_positives);
             let _ = writeln!(o, "**False negatives.** {}\n", c.false_negatives);

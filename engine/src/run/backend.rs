@@ -5,10 +5,9 @@
 //! call) is looked for in every request recorded from the moment the call was sent,
 //! percent-decoded and in any case. Nothing the server answers decides a verdict.
 
-use super::core::{MAX_TIMEOUTS, call_answer, plain_answer};
+use super::core::{call_answer, plain_answer};
 use super::dbpack::sql_targets;
 use super::sandbox::random_hex;
-use super::session::Reply;
 use super::upstream::Stub;
 use super::{Live, RunError, Runner};
 use crate::config::ScopedTool;
@@ -61,14 +60,13 @@ impl Aimer<'_, '_, '_> {
             reached: Vec::new(),
         };
         if let Some(held) = self.runner.held(self.live).await {
-            forward.answer = Answer::NotSent { reason: held.reason() };
+            forward.answer = held.not_sent();
             return forward;
         }
         let before = self.stub.count();
         let what = format!("{} on {}", forward.probe, forward.tool);
-        let reply =
-            self.live.session.request("tools/call", json!({"name": forward.tool, "arguments": shot.args}), &what).await;
-        forward.answer = call_answer(reply, self.runner, self.live, true);
+        let reply = self.runner.send_call(self.live, &forward.tool, Value::Object(shot.args), &what, true).await;
+        forward.answer = call_answer(Ok(reply));
         // A request the server makes as it answers still belongs to this call.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         forward.reached = reached(&self.stub.since(before), &shot.mark);
@@ -320,7 +318,7 @@ async fn credential(
 /// One call in a fresh session opened as `caller`, with what the stub saw during it.
 async fn call_as(
     runner: &mut Runner<'_>,
-    live: &Live,
+    live: &mut Live,
     stub: &Stub,
     caller: Caller,
     probe: &str,
@@ -336,8 +334,8 @@ async fn call_as(
         answer: Answer::Silence,
         requests: Vec::new(),
     };
-    if runner.timeouts >= MAX_TIMEOUTS {
-        call.answer = Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") };
+    if let Some(held) = runner.held(live).await {
+        call.answer = held.not_sent();
         return call;
     }
     let mut session = match runner.open_as(live, caller).await {
@@ -348,11 +346,11 @@ async fn call_as(
         }
     };
     let before = stub.count();
-    let reply =
-        session.request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}")).await;
-    if reply == Reply::Timeout {
-        runner.timeouts += 1;
-    }
+    let what = format!("{probe} on {tool}");
+    let reply = session.request("tools/call", json!({"name": tool, "arguments": args}), &what).await;
+    // The caller's session is another session of the same server: its books are the run's.
+    runner.note(live, &reply, &what, true);
+    runner.absorb(&mut session);
     call.answer = plain_answer(reply);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let (a, b) = (runner.callers.a.as_str(), runner.callers.b.as_str());

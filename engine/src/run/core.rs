@@ -2,17 +2,11 @@
 //! server's answers to malformed input.
 
 use super::session::{Reply, Session};
-use super::{Live, Runner};
+use super::{Held, Live, Runner};
 use crate::judge::core::{Answer, CoreObservations, HandshakeObs, RobustProbe};
 use crate::judge::text::clip;
 use crate::tools::ToolInfo;
 use serde_json::{Value, json};
-
-/// A server that died is restarted at most this many times during robust-input.
-const MAX_RESTARTS: u32 = 3;
-/// After this many calls that got no answer in time, the remaining calls are not
-/// sent: the server evidently hangs on calls, and waiting out each would take minutes.
-pub const MAX_TIMEOUTS: u32 = 3;
 
 /// Runs the handshake and lists everything a session can list.
 pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
@@ -25,7 +19,7 @@ pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
             (HandshakeObs::Answered { offered, result }, caps)
         }
         Reply::Error { code, message } => (HandshakeObs::Rejected { offered, code, message }, None),
-        Reply::Timeout => {
+        Reply::Timeout { .. } => {
             let mut reason = format!("no answer within {}s", session.timeout.as_secs());
             if let (n, Some(first)) = &session.garbage
                 && *n > 0
@@ -36,7 +30,10 @@ pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
             (HandshakeObs::NoAnswer { reason }, None)
         }
         Reply::Silence => (HandshakeObs::NoAnswer { reason: "the server answered nothing".to_string() }, None),
-        Reply::TooLarge => (HandshakeObs::NoAnswer { reason: "its answer was longer than 8 MiB".to_string() }, None),
+        Reply::TooLarge { bytes } => (
+            HandshakeObs::NoAnswer { reason: format!("its answer was {bytes} bytes, longer than the harness reads") },
+            None,
+        ),
         Reply::Gone(why) => (HandshakeObs::NoAnswer { reason: format!("the server went away ({why})") }, None),
     }
 }
@@ -210,21 +207,15 @@ pub fn call_text(result: &Value) -> (String, bool) {
     (text, is_error)
 }
 
-/// What a tools/call reply amounts to, for the packs that keep the whole answer text:
-/// an error's text is clipped, a timeout counts toward the run's budget of unanswered
-/// calls when `count_timeout`, and a lost server is remembered on `live`.
-pub fn call_answer(reply: Reply, runner: &mut Runner<'_>, live: &mut Live, count_timeout: bool) -> Answer {
-    match plain_answer(reply) {
-        Answer::ToolError { text } => Answer::ToolError { text: clip(&text, 2000) },
-        Answer::Timeout => {
-            runner.timeouts += u32::from(count_timeout);
-            Answer::Timeout
-        }
-        Answer::Died { reason } => {
-            live.gone = Some(reason.clone());
-            Answer::Died { reason }
-        }
-        other => other,
+/// What a tools/call reply amounts to, for the packs that keep the answer text: an
+/// error's text is clipped; a call that was held back is not sent.
+pub fn call_answer(sent: Result<Reply, Held>) -> Answer {
+    match sent {
+        Err(held) => held.not_sent(),
+        Ok(reply) => match plain_answer(reply) {
+            Answer::ToolError { text } => Answer::ToolError { text: clip(&text, 2000) },
+            other => other,
+        },
     }
 }
 
@@ -236,9 +227,9 @@ pub fn plain_answer(reply: Reply) -> Answer {
             if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
         }
         Reply::Error { code, message } => Answer::RpcError { code, message },
-        Reply::Timeout => Answer::Timeout,
+        Reply::Timeout { .. } => Answer::Timeout,
         Reply::Silence => Answer::Silence,
-        Reply::TooLarge => Answer::TooLarge,
+        Reply::TooLarge { bytes } => Answer::TooLarge { bytes },
         Reply::Gone(why) => Answer::Died { reason: why },
     }
 }
@@ -251,7 +242,8 @@ fn answer_of(reply: Reply) -> Answer {
     }
 }
 
-/// Sends every robust-input probe, restarting a server that died.
+/// Sends every robust-input probe. A server that dies or stops answering is restarted
+/// (`Runner::held`), so one wedging input costs one probe, not the rest of the run.
 pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo], obs: &mut CoreObservations) {
     let max_tools = runner.config.setting_u64("robust-input", "max_tools") as usize;
     let oversized = runner.config.setting_u64("robust-input", "oversized_bytes") as usize;
@@ -264,58 +256,28 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
     obs.robust.skipped_tools = tools.iter().skip(max_tools).map(|t| t.name.clone()).collect();
     probes.extend(session_probes(tools.first().map(|t| t.name.as_str()), &mut next_id));
 
-    let mut restarts = 0;
-    let mut not_sent = 0;
-    let mut skipped_after_timeouts = 0;
     for probe in probes {
-        if runner.timeouts >= MAX_TIMEOUTS && matches!(probe.send, Send::Call { .. }) {
-            skipped_after_timeouts += 1;
-            continue;
-        }
-        if live.gone.is_some() {
-            if restarts >= MAX_RESTARTS || !runner.relaunch(live).await {
-                not_sent += 1;
-                continue;
-            }
-            restarts += 1;
-        }
         let what = format!("{} on {}", probe.name, probe.tool.as_deref().unwrap_or("the session"));
-        let answer = match &probe.send {
-            Send::Call { tool, args } => {
-                let reply = live.session.request("tools/call", json!({"name": tool, "arguments": args}), &what).await;
-                answer_of(reply)
-            }
-            Send::Raw { bytes, id } => match live.session.send_raw(bytes).await {
-                Err(why) => Answer::Died { reason: why },
-                Ok(()) => {
-                    let (arrived, ping) = live.session.fence().await;
-                    let own = arrived.into_iter().find(|m| match (id, m.get("id")) {
-                        (Some(n), Some(Value::String(s))) => *s == format!("sealmark-{n}"),
-                        (_, Some(Value::Null)) | (_, None) => true,
-                        _ => false,
-                    });
-                    match (own, &ping) {
-                        (Some(m), _) if m.get("error").is_some() => answer_of(Reply::Error {
-                            code: m["error"].get("code").and_then(Value::as_i64).unwrap_or(0),
-                            message: m["error"].get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
-                        }),
-                        (Some(m), _) => answer_of(Reply::Result(m.get("result").cloned().unwrap_or(Value::Null))),
-                        (None, Reply::Result(_)) => Answer::Silence,
-                        (None, Reply::Gone(why)) => Answer::Died { reason: why.clone() },
-                        (None, _) => Answer::Timeout,
-                    }
+        let (answer, alive) = match &probe.send {
+            Send::Call { tool, args } => match runner.call_tool(live, tool, args.clone(), &what, true).await {
+                Err(held) => (held.not_sent(), false),
+                Ok(reply) => {
+                    let known_wedged = matches!(reply, Reply::Timeout { alive: false });
+                    let answer = answer_of(reply);
+                    let alive = !matches!(answer, Answer::Died { .. }) && !known_wedged && pings(live).await;
+                    (answer, alive)
                 }
             },
+            Send::Raw { bytes, id } => match runner.held(live).await {
+                Some(held) => (held.not_sent(), false),
+                None => raw_probe(runner, live, bytes, *id, &what).await,
+            },
         };
-        let alive = match &answer {
-            Answer::Died { .. } => false,
-            _ => matches!(live.session.request("ping", Value::Null, "ping").await, Reply::Result(_)),
-        };
-        runner.timeouts += u32::from(answer == Answer::Timeout);
-        if let Answer::Died { reason } = &answer {
-            live.gone = Some(reason.clone());
-        } else if !alive {
-            live.gone = Some("it stopped answering ping".to_string());
+        if !alive && live.gone.is_none() {
+            live.gone = Some(format!("the server stopped answering ping after {what}"));
+        }
+        if matches!(answer, Answer::NotSent { .. }) {
+            continue;
         }
         obs.robust.probes.push(RobustProbe {
             tool: probe.tool,
@@ -328,22 +290,77 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
             alive_after: alive,
         });
     }
-    if not_sent > 0 {
-        runner.gaps.push(format!(
-            "robust-input: {not_sent} probe(s) not sent, because the server kept dying (restarted {restarts} time(s))"
-        ));
-    }
-    if skipped_after_timeouts > 0 {
-        runner.gaps.push(format!(
-            "robust-input: {skipped_after_timeouts} call(s) not sent after {MAX_TIMEOUTS} calls went unanswered for {}s each",
-            runner.config.timeout_probe_sec
-        ));
-    }
     if !obs.robust.skipped_tools.is_empty() {
         runner.gaps.push(format!(
             "robust-input probed the first {max_tools} of {} tools; not probed: {}",
             tools.len(),
             obs.robust.skipped_tools.join(", ")
         ));
+    }
+}
+
+/// Whether the server answers a ping.
+async fn pings(live: &mut Live) -> bool {
+    matches!(live.session.request("ping", Value::Null, "ping").await, Reply::Result(_))
+}
+
+/// Sends a raw message and fences it with a ping: what arrived before the ping's
+/// answer is the probe's answer. No answer to the ping means the server stopped
+/// answering; it is then not pinged again.
+async fn raw_probe(
+    runner: &mut Runner<'_>,
+    live: &mut Live,
+    bytes: &[u8],
+    id: Option<u64>,
+    what: &str,
+) -> (Answer, bool) {
+    if let Err(why) = live.session.send_raw(bytes).await {
+        live.gone = Some(format!("the server went away after {what} ({why})"));
+        return (Answer::Died { reason: why }, false);
+    }
+    let (arrived, ping) = live.session.fence().await;
+    let own = arrived.into_iter().find(|m| match (id, m.get("id")) {
+        (Some(n), Some(Value::String(s))) => *s == format!("sealmark-{n}"),
+        (_, Some(Value::Null)) | (_, None) => true,
+        _ => false,
+    });
+    // A ping may overtake the probe's own answer: give it a moment to follow.
+    let late = match (&own, id, &ping) {
+        (None, Some(n), Reply::Result(_)) => {
+            live.session.late_answer(&json!(format!("sealmark-{n}")), std::time::Duration::from_millis(250)).await
+        }
+        _ => None,
+    };
+    let own = own.or_else(|| {
+        late.map(|r| match r {
+            Reply::Error { code, message } => json!({"error": {"code": code, "message": message}}),
+            Reply::Result(v) => json!({"result": v}),
+            _ => Value::Null,
+        })
+    });
+    if own.is_some() {
+        runner.answered += 1;
+    }
+    match (own, ping) {
+        (Some(m), ping) => {
+            let answer = match m.get("error") {
+                Some(err) => answer_of(Reply::Error {
+                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: err.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+                }),
+                None => answer_of(Reply::Result(m.get("result").cloned().unwrap_or(Value::Null))),
+            };
+            let alive = matches!(ping, Reply::Result(_));
+            (answer, alive)
+        }
+        (None, Reply::Result(_)) => (Answer::Silence, true),
+        (None, Reply::Gone(why)) => {
+            live.gone = Some(format!("the server went away after {what} ({why})"));
+            (Answer::Died { reason: why }, false)
+        }
+        (None, _) => {
+            live.gone = Some(format!("the server stopped answering after {what}"));
+            (Answer::Died { reason: format!("it stopped answering: no answer to a ping after {what}") }, false)
+        }
     }
 }

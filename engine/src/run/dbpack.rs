@@ -1,18 +1,18 @@
 //! Collects what the db pack judges: the control query and the write probes, sent to a
 //! server instance started as sm_admin, with the state reader before and after each.
 
-use super::core::{self as core_collect, MAX_TIMEOUTS};
+use super::core::{self as core_collect, call_answer};
 use super::seed::Seed;
-use super::session::Reply;
-use super::{Held, Live, RunError, Runner};
-use crate::classify::classify;
+use super::{Live, RunError, Runner};
+use crate::classify::classify_declared;
 use crate::judge::core::Answer;
 use crate::judge::db::{
     AUDIT_MARKER, AUDIT_PROBE, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, MASKED_PROBES, PII_PROBES,
-    PRIVILEGE_PROBE, RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBE, TIMEOUT_PROBE, WRITE_PROBES,
+    PRIVILEGE_PROBE, RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBES, ROW_CAP_ROWS, RUNAWAY_MARKER, RowCapCall,
+    RunawayCall, TIMEOUT_PROBES, WRITE_PROBES, marked_rows, row_cap_step, timeout_step,
 };
 use crate::tools::ToolInfo;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 const ROLE: &str = "sm_admin";
 
@@ -38,6 +38,7 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
             runner.retire(&mut live).await;
             continue;
         }
+        runner.begin_pack(&mut live, "db").await;
         if role == ROLE {
             targets = match discover(runner, &mut live, &mut obs).await {
                 Ok(t) => t,
@@ -72,19 +73,29 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
                         call.core = i < CORE_FORMS;
                         obs.forms.push(call);
                     }
-                    let call = c
-                        .send(
-                            ROW_CAP_PROBE.name,
-                            "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g",
-                            false,
-                        )
-                        .await;
-                    let rows = match &call.answer {
-                        Answer::Success { text } => text.matches("sm-row-").count(),
-                        _ => 0,
-                    };
-                    obs.row_cap.push((call, rows));
-                    obs.timeout.push(c.runaway().await);
+                    let limit = obs.row_cap_limit;
+                    for (p, produces) in ROW_CAP_PROBES.iter().zip(ROW_CAP_ROWS) {
+                        let call = c.send(p.name, p.sends, false).await;
+                        let rows = match &call.answer {
+                            Answer::Success { text } | Answer::ToolError { text } => marked_rows(text, p.sends),
+                            Answer::RpcError { message, .. } => marked_rows(message, p.sends),
+                            _ => 0,
+                        };
+                        let probe = RowCapCall { call, rows, produces };
+                        let decided = row_cap_step(&probe, limit).decided();
+                        obs.row_cap.push(probe);
+                        if decided {
+                            break;
+                        }
+                    }
+                    for p in &TIMEOUT_PROBES {
+                        let probe = c.runaway(p.name, p.sends).await;
+                        let decided = timeout_step(&probe).decided();
+                        obs.timeout.push(probe);
+                        if decided {
+                            break;
+                        }
+                    }
                     let call = c.send(AUDIT_PROBE.name, "SELECT 'sm-audit-marker' AS marker", false).await;
                     let mut found = Vec::new();
                     if let Some(p) = &c.live.process
@@ -209,11 +220,18 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
         return Ok(targets);
     }
     for t in tools {
-        let class = classify(t);
+        let class = classify_declared(t, &runner.config.classify);
         if class.class != "sql" {
             continue;
         }
         let Some(param) = class.param else { continue };
+        if let Some(why) = crate::classify::sql_writes(t, &runner.config.classify) {
+            runner.gaps.push(format!(
+                "{}: a SQL tool that writes by design ({why}); the {pack} pack judges read tools only",
+                t.name
+            ));
+            continue;
+        }
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
             targets.push(Target { tool: t.name.clone(), param, extra: Map::new() });
@@ -247,7 +265,7 @@ impl Ctx<'_, '_, '_> {
             tool: self.tool.to_string(),
             role: self.role.to_string(),
             sql: sql.to_string(),
-            answer: Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") },
+            answer: Answer::Silence,
             changed: vec![],
             core: false,
             unreadable: None,
@@ -257,22 +275,19 @@ impl Ctx<'_, '_, '_> {
     fn args(&self, sql: &str) -> Value {
         let mut args = self.extra.clone();
         args.insert(self.param.to_string(), Value::String(sql.to_string()));
-        json!({"name": self.tool, "arguments": args})
+        Value::Object(args)
     }
 
     async fn send(&mut self, probe: &str, sql: &str, reset: bool) -> DbCall {
         let mut call = self.call(probe, sql);
-        match self.runner.held(self.live).await {
-            Some(Held::Budget) => return call,
-            Some(Held::Gone(reason)) => {
-                call.answer = Answer::Died { reason };
-                return call;
-            }
-            None => {}
+        if let Some(held) = self.runner.held(self.live).await {
+            call.answer = held.not_sent();
+            return call;
         }
         let before = self.seed.state().await;
-        let reply = self.live.session.request("tools/call", self.args(sql), &format!("{probe} on {}", self.tool)).await;
-        call.answer = self.answer(reply, true);
+        let what = format!("{probe} on {}", self.tool);
+        let reply = self.runner.send_call(self.live, self.tool, self.args(sql), &what, true).await;
+        call.answer = call_answer(Ok(reply));
         match (before, self.seed.state().await) {
             (Ok(before), Ok(after)) => call.changed = after.changes_since(&before),
             (Err(e), _) | (_, Err(e)) => call.unreadable = Some(e),
@@ -287,22 +302,41 @@ impl Ctx<'_, '_, '_> {
         call
     }
 
-    fn answer(&mut self, reply: Reply, count_timeout: bool) -> Answer {
-        core_collect::call_answer(reply, self.runner, self.live, count_timeout)
-    }
-
-    /// pg_sleep(600): a bounded server answers before the probe timeout. The sleeping
-    /// query is cancelled afterwards, and this expected timeout does not count toward
-    /// the run's budget of unanswered calls.
-    async fn runaway(&mut self) -> DbCall {
-        let mut call = self.call(TIMEOUT_PROBE.name, "SELECT pg_sleep(600)");
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            return call;
+    /// A runaway-time spelling: a bounded server answers before the probe timeout. The
+    /// state reader watches for the statement running meanwhile (a refusal for its form
+    /// never runs), and cancels it afterwards. This expected timeout does not spend the
+    /// pack's budget of unanswered calls.
+    async fn runaway(&mut self, probe: &str, sql: &str) -> RunawayCall {
+        let mut call = self.call(probe, sql);
+        if let Some(held) = self.runner.held(self.live).await {
+            call.answer = held.not_sent();
+            return RunawayCall { call, ran: false };
         }
-        let reply = self.live.session.request("tools/call", self.args("SELECT pg_sleep(600)"), "sleep").await;
-        call.answer = self.answer(reply, false);
-        let _ = self.seed.cancel_sleepers().await;
-        call
+        let args = self.args(sql);
+        // Both futures run in this task, so a Cell tells the watch the call is over.
+        let done = std::cell::Cell::new(false);
+        let request = async {
+            let reply = self.runner.send_call(self.live, self.tool, args, probe, false).await;
+            done.set(true);
+            reply
+        };
+        let seed = &mut *self.seed;
+        let watch = async {
+            for _ in 0..20 {
+                if done.get() {
+                    break;
+                }
+                if !seed.roles_running(RUNAWAY_MARKER).await.unwrap_or_default().is_empty() {
+                    return true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            false
+        };
+        let (reply, ran) = tokio::join!(request, watch);
+        call.answer = call_answer(Ok(reply));
+        let _ = self.seed.cancel_runaways().await;
+        RunawayCall { call, ran }
     }
 
     /// Runs a short sleep through the tool while the state reader looks at which roles
@@ -310,11 +344,12 @@ impl Ctx<'_, '_, '_> {
     async fn privilege(&mut self) -> (DbCall, Vec<(String, bool)>) {
         let sql = "SELECT pg_sleep(0.5) AS \"sm-privilege\"";
         let mut call = self.call(PRIVILEGE_PROBE.name, sql);
-        if self.runner.timeouts >= MAX_TIMEOUTS {
+        if let Some(held) = self.runner.held(self.live).await {
+            call.answer = held.not_sent();
             return (call, vec![]);
         }
         let args = self.args(sql);
-        let request = self.live.session.request("tools/call", args, "privilege");
+        let request = self.runner.send_call(self.live, self.tool, args, "privilege", true);
         let seed = &mut *self.seed;
         let watch = async {
             let mut seen: Vec<(String, bool)> = Vec::new();
@@ -330,7 +365,7 @@ impl Ctx<'_, '_, '_> {
         };
         let (reply, mut seen) = tokio::join!(request, watch);
         seen.sort();
-        call.answer = self.answer(reply, true);
+        call.answer = call_answer(Ok(reply));
         (call, seen)
     }
 }

@@ -3,7 +3,7 @@
 //! sending a single probe.
 
 use super::{RunError, RunOptions, Runner, core, db, probes};
-use crate::classify::classify;
+use crate::classify::classify_declared;
 use crate::config::Config;
 use crate::model::Pack;
 use crate::probes::PATH_PLACEHOLDERS;
@@ -53,7 +53,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
                 inspection.unreachable = Some(format!("tools/list failed: {e}"));
             }
             inspection.tools = raw.iter().map(ToolInfo::from_value).filter(|t| config.tools.keeps(&t.name)).collect();
-            inspection.classes = inspection.tools.iter().map(classify).collect();
+            inspection.classes = inspection.tools.iter().map(|t| classify_declared(t, &config.classify)).collect();
             if let Err(RunError::Setup(problems)) = probes::validate(&runner, &inspection.tools, &raw) {
                 inspection.probe_problems = Some(problems);
             }

@@ -1,12 +1,12 @@
 //! Collects what the fs and effects packs judge: control reads, escape attempts,
 //! link probes, a large read and benign calls, each between two sandbox snapshots.
 
-use super::core::{MAX_TIMEOUTS, call_text};
+use super::core::{call_text, plain_answer};
 use super::listener::Listener;
 use super::observer::Observer;
 use super::sandbox::{CONTROL_FILE, LARGE_FILE, Sandbox};
 use super::session::Reply;
-use super::{Held, Live, Runner};
+use super::{Live, Runner};
 use crate::judge::core::Answer;
 use crate::judge::fs::{
     BenignCall, FsCall, FsObservations, READ_VARIANTS, SandboxPaths, WRITE_VARIANTS, diff, expand_variant,
@@ -14,7 +14,7 @@ use crate::judge::fs::{
 use crate::record::Classification;
 use crate::tools::ToolInfo;
 use regex::Regex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::LazyLock;
 
 static WRITER: LazyLock<Regex> = LazyLock::new(|| {
@@ -62,8 +62,6 @@ struct Probe<'r, 'a, 'l> {
     live: &'r mut Live,
     observer: Observer,
     listener: Option<&'l Listener>,
-    /// Calls not sent because the server had left calls unanswered.
-    skipped: u32,
 }
 
 impl Probe<'_, '_, '_> {
@@ -81,21 +79,13 @@ impl Probe<'_, '_, '_> {
             changes: vec![],
             listener_hits: 0,
         };
-        match self.runner.held(self.live).await {
-            Some(Held::Budget) => {
-                self.skipped += 1;
-                return unsent(Answer::NotSent { reason: Held::Budget.reason() });
-            }
-            Some(Held::Gone(reason)) => return unsent(Answer::Died { reason }),
-            None => {}
+        if let Some(held) = self.runner.held(self.live).await {
+            return unsent(held.not_sent());
         }
         let before = self.observer.snapshot();
         let hits_before = self.listener.map_or(0, Listener::hits);
-        let reply = self
-            .live
-            .session
-            .request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}"))
-            .await;
+        let what = format!("{probe} on {tool}");
+        let reply = self.runner.send_call(self.live, tool, args.clone(), &what, true).await;
         // Give a connection made at the end of the call a moment to be accepted.
         // Only benign calls are judged by the listener.
         if self.listener.is_some() && matches!(probe, "control" | "benign") {
@@ -116,16 +106,8 @@ impl Probe<'_, '_, '_> {
                 )
             }
             Reply::Error { code, message } => (Answer::RpcError { code, message: message.clone() }, message, 0),
-            Reply::Timeout => {
-                self.runner.timeouts += 1;
-                (Answer::Timeout, String::new(), 0)
-            }
-            Reply::Silence => (Answer::Silence, String::new(), 0),
-            Reply::TooLarge => (Answer::TooLarge, String::new(), super::process::MAX_LINE + 1),
-            Reply::Gone(why) => {
-                self.live.gone = Some(why.clone());
-                (Answer::Died { reason: why }, String::new(), 0)
-            }
+            Reply::TooLarge { bytes } => (Answer::TooLarge { bytes }, String::new(), bytes as usize),
+            other => (plain_answer(other), String::new(), 0),
         };
         let leaked = secrets.iter().find(|(_, token)| whole.contains(token)).map(|(name, _)| name.to_string());
         FsCall {
@@ -204,8 +186,10 @@ pub async fn collect(
     };
     let files = sandbox.files.clone();
     let secrets = [("canary", files.canary.as_str()), ("sibling root's canary", files.sibling.as_str())];
-    let mut p = Probe { runner, live, observer: Observer::new(sandbox.observed()), listener, skipped: 0 };
+    let mut p = Probe { runner, live, observer: Observer::new(sandbox.observed()), listener };
 
+    // The server's own noise: what changes on a call that cannot do anything.
+    obs.noise = super::effects::noise(p.runner, p.live, &mut p.observer).await;
     // Controls, which double as the benign calls of the readers.
     for t in targets.iter_mut().filter(|t| t.role != Role::Writer) {
         let (abs, rel) = match t.role {
@@ -228,6 +212,7 @@ pub async fn collect(
         obs.benign.push(BenignCall {
             call: call.clone(),
             writes: false,
+            aimed_at_listener: false,
             read_only: t.tool.hint("readOnlyHint"),
             open_world: t.tool.hint("openWorldHint"),
             destructive: t.tool.hint("destructiveHint"),
@@ -294,14 +279,11 @@ pub async fn collect(
         obs.benign.push(BenignCall {
             call,
             writes: true,
+            aimed_at_listener: false,
             read_only: t.tool.hint("readOnlyHint"),
             open_world: t.tool.hint("openWorldHint"),
             destructive: t.tool.hint("destructiveHint"),
         });
-    }
-    if p.skipped > 0 {
-        let n = p.skipped;
-        p.runner.gaps.push(format!("fs and effects: {n} call(s) not sent after {MAX_TIMEOUTS} calls went unanswered"));
     }
     obs
 }

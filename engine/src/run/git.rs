@@ -3,11 +3,13 @@
 //! then the repository-scope and option-injection probes on every read-only git tool.
 
 use super::core::call_answer;
+use super::listener::Listener;
 use super::observer::Observer;
 use super::sandbox::{Sandbox, random_hex};
-use super::{Held, Live, Runner};
+use super::{Live, Runner};
+use crate::classify::has_word;
 use crate::judge::core::Answer;
-use crate::judge::fs::diff;
+use crate::judge::fs::{BenignCall, FsCall, diff};
 use crate::judge::git::{
     Control, GitObservations, INJECTION_VARIANTS, InjectionProbe, RepoChange, SCOPE_VARIANTS, ScopeProbe,
 };
@@ -26,13 +28,14 @@ const REPO_PARAMS: [&str; 5] = ["repo_path", "repository", "repo", "repo_dir", "
 static REF_LIKE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new("(?i)rev|ref|commit|target|branch|base|path|file|spec|tag|object|source|since|until").expect("valid")
 });
-/// Read-only by name, for tools without a readOnlyHint.
-static READ_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new("(?i)status|log|show|diff|blame|grep|describe").expect("valid"));
-static WRITE_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new("(?i)create|commit|add|reset|checkout|push|pull|merge|init|delete|remove|tag|stash|rebase|apply")
-        .expect("valid")
-});
+/// Read-only by the words of its name, for tools without a readOnlyHint (word by word,
+/// so `git_diff_staged` is a diff, not a tag).
+const READ_WORDS: [&str; 10] =
+    ["status", "log", "show", "diff", "blame", "grep", "describe", "branch", "branches", "list"];
+const WRITE_WORDS: [&str; 17] = [
+    "create", "commit", "add", "reset", "checkout", "push", "pull", "merge", "init", "delete", "remove", "tag",
+    "stash", "rebase", "apply", "clone", "fetch",
+];
 
 /// The repositories of one run and the tokens they carry.
 pub struct GitRepos {
@@ -126,12 +129,15 @@ fn benign(name: &str, kind: &str) -> Option<Value> {
     }
 }
 
-fn git_tool<'t>(tool: &'t ToolInfo, repo: &Path) -> Result<GitTool<'t>, String> {
-    let repo_param =
-        tool.params.iter().map(|(n, _)| n).find(|n| REPO_PARAMS.contains(&n.to_ascii_lowercase().as_str())).cloned();
+fn git_tool<'t>(tool: &'t ToolInfo, class: &Classification, repo: &Path) -> Result<GitTool<'t>, String> {
+    // The parameter that placed the tool names the repository (`repo_path`, or `path`
+    // on a tool named for git), else one named like a repository.
+    let repo_param = class.param.clone().or_else(|| {
+        tool.params.iter().map(|(n, _)| n).find(|n| REPO_PARAMS.contains(&n.to_ascii_lowercase().as_str())).cloned()
+    });
     let read_only = match tool.hint("readOnlyHint") {
         Some(hint) => hint,
-        None => READ_NAME.is_match(&tool.name) && !WRITE_NAME.is_match(&tool.name),
+        None => has_word(&tool.name, &READ_WORDS) && !has_word(&tool.name, &WRITE_WORDS),
     };
     let mut benign_args = Map::new();
     for (name, kind) in &tool.params {
@@ -153,9 +159,10 @@ fn git_tool<'t>(tool: &'t ToolInfo, repo: &Path) -> Result<GitTool<'t>, String> 
     Ok(GitTool { tool, repo_param, read_only, benign: benign_args, targets })
 }
 
-struct Caller<'r, 'a> {
+struct Caller<'r, 'a, 'l> {
     runner: &'r mut Runner<'a>,
     live: &'r mut Live,
+    listener: Option<&'l Listener>,
     /// Watches the sandbox, `{repo}` included: one snapshot per side of a call.
     observer: Observer,
 }
@@ -167,23 +174,22 @@ struct Called {
     text: String,
     effects: Vec<String>,
     repo_changes: Vec<String>,
+    /// Connections the loopback listener accepted during the call.
+    listener_hits: u32,
 }
 
-impl Caller<'_, '_> {
+impl Caller<'_, '_, '_> {
     async fn call(&mut self, tool: &str, args: Map<String, Value>, probe: &str) -> Called {
-        let nothing = |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![] };
-        match self.runner.held(self.live).await {
-            Some(held @ Held::Budget) => return nothing(Answer::NotSent { reason: held.reason() }),
-            Some(Held::Gone(reason)) => return nothing(Answer::Died { reason }),
-            None => {}
+        let nothing =
+            |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![], listener_hits: 0 };
+        if let Some(held) = self.runner.held(self.live).await {
+            return nothing(held.not_sent());
         }
         let before = self.observer.snapshot();
-        let reply = self
-            .live
-            .session
-            .request("tools/call", json!({ "name": tool, "arguments": args }), &format!("{probe} on {tool}"))
-            .await;
-        let answer = call_answer(reply, self.runner, self.live, true);
+        let hits = self.listener.map_or(0, Listener::hits);
+        let what = format!("{probe} on {tool}");
+        let reply = self.runner.send_call(self.live, tool, Value::Object(args), &what, true).await;
+        let answer = call_answer(Ok(reply));
         let text = match &answer {
             Answer::Success { text } | Answer::ToolError { text } => text.clone(),
             Answer::RpcError { message, .. } => message.clone(),
@@ -203,7 +209,8 @@ impl Caller<'_, '_> {
             Answer::Success { text } => Answer::Success { text: clip(&text, 300) },
             other => other,
         };
-        Called { answer, text, effects, repo_changes }
+        let listener_hits = self.listener.map_or(0, Listener::hits) - hits;
+        Called { answer, text, effects, repo_changes, listener_hits }
     }
 }
 
@@ -215,7 +222,9 @@ pub async fn collect(
     classes: &[Classification],
     sandbox: &Sandbox,
     repos: &GitRepos,
-) -> GitObservations {
+    listener: Option<&Listener>,
+) -> (GitObservations, Vec<BenignCall>) {
+    let mut benign = Vec::new();
     let mut obs = GitObservations::default();
     let mut targets = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
@@ -223,7 +232,7 @@ pub async fn collect(
             continue;
         }
         obs.tools.push(tool.name.clone());
-        match git_tool(tool, &repos.repo) {
+        match git_tool(tool, class, &repos.repo) {
             Ok(t) if t.read_only => {
                 if t.repo_param.is_none() {
                     obs.without_repo_param.push(tool.name.clone());
@@ -242,7 +251,7 @@ pub async fn collect(
             }
         }
     }
-    let mut caller = Caller { runner, live, observer: Observer::new(sandbox.observed()) };
+    let mut caller = Caller { runner, live, listener, observer: Observer::new(sandbox.observed()) };
     let root = sandbox.root();
     let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
         .iter()
@@ -268,8 +277,35 @@ pub async fn collect(
                 });
             }
         };
+        // The first benign call of each tool is also the effects pack's.
+        let as_benign = |c: &Called, benign: &mut Vec<BenignCall>| {
+            if benign.iter().any(|b: &BenignCall| b.call.tool == name) {
+                return;
+            }
+            let mut changes = c.effects.clone();
+            changes.extend(c.repo_changes.iter().cloned());
+            benign.push(BenignCall {
+                call: FsCall {
+                    probe: "benign".into(),
+                    tool: name.to_string(),
+                    target: "{repo}".into(),
+                    shown_args: Value::Object(t.benign.clone()),
+                    answer: c.answer.clone(),
+                    text_bytes: c.text.len(),
+                    leaked: None,
+                    changes,
+                    listener_hits: c.listener_hits,
+                },
+                writes: false,
+                aimed_at_listener: false,
+                read_only: t.tool.hint("readOnlyHint"),
+                open_world: t.tool.hint("openWorldHint"),
+                destructive: t.tool.hint("destructiveHint"),
+            });
+        };
         if let Some(param) = &t.repo_param {
             let c = caller.call(name, t.benign.clone(), "control").await;
+            as_benign(&c, &mut benign);
             note(&c, "control", &mut obs);
             obs.scope_controls.push(Control { tool: name.to_string(), answer: c.answer });
             for (variant, shown, real) in &scope_paths {
@@ -290,6 +326,7 @@ pub async fn collect(
             continue;
         }
         let c = caller.call(name, t.benign.clone(), "control").await;
+        as_benign(&c, &mut benign);
         note(&c, "control", &mut obs);
         obs.injection_controls.push(Control { tool: name.to_string(), answer: c.answer });
         for param in &t.targets {
@@ -322,5 +359,5 @@ pub async fn collect(
             }
         }
     }
-    obs
+    (obs, benign)
 }

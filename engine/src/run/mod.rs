@@ -9,9 +9,11 @@ mod core;
 pub mod db;
 mod dbpack;
 pub mod doctor;
+mod effects;
 mod fs;
 mod git;
 mod http;
+mod learn;
 mod listener;
 mod net;
 mod observer;
@@ -25,10 +27,10 @@ mod sqlite;
 pub mod upstream;
 
 use crate::assemble::{RunFacts, assemble};
-use crate::classify::classify;
+use crate::classify::classify_declared;
 use crate::config::{Config, ToolsFilter};
 use crate::judge::core as judge;
-use crate::judge::core::{Canary, CoreObservations};
+use crate::judge::core::{Canary, Captured, CoreObservations};
 use crate::judge::fs::FsObservations;
 use crate::model::Pack;
 use crate::record::{Announced, DbRecord, Record, SandboxRecord, ServerLog};
@@ -37,7 +39,7 @@ use crate::tools::ToolInfo;
 use process::ServerProcess;
 use sandbox::Sandbox;
 use serde_json::Value;
-use session::{Session, Wire};
+use session::{Reply, Session, Wire};
 use std::time::{Duration, Instant};
 
 /// Options that are not part of the config (command-line only).
@@ -74,8 +76,24 @@ pub enum RunError {
 pub struct Live {
     process: Option<ServerProcess>,
     session: Session,
-    /// Why the server is known to be gone, once it is.
+    /// Why the server is known to be gone or to have stopped answering, once it is, as
+    /// evidence words: `the server went away (exited with status 3)`.
     gone: Option<String>,
+    /// Calls of this session that got no answer in time from a server that still
+    /// answered ping.
+    unanswered: u32,
+}
+
+/// What the current pack's calls have cost (see `Runner::held`).
+#[derive(Debug, Default)]
+struct PackBooks {
+    name: &'static str,
+    /// The calls of this pack that went unanswered, in order.
+    unanswered: Vec<String>,
+    restarts: u32,
+    /// Calls held back, and the first reason.
+    not_sent: u32,
+    why_not_sent: Option<String>,
 }
 
 /// Starts and restarts the server for one run, and keeps what every start leaves.
@@ -88,11 +106,27 @@ pub struct Runner<'a> {
     leftovers: Vec<String>,
     log: ServerLog,
     gaps: Vec<String>,
-    /// Calls that got no answer in time, over the whole run.
-    timeouts: u32,
+    /// Tool calls of the whole run that were answered (a result, a tool error, a
+    /// JSON-RPC error, an answer too large to read) and that were not.
+    answered: u32,
+    unanswered: u32,
+    pack: PackBooks,
+    /// Why the server cannot be restarted, once a restart failed.
+    unrestartable: Option<String>,
+    /// Every message every session of the run received, for secret-echo.
+    captured: Vec<Captured>,
+    captured_bytes: usize,
     /// The two callers whose tokens `{bearer}` stands for.
     callers: backend::Callers,
 }
+
+/// A pack may leave this many calls unanswered before its remaining calls are held.
+pub const UNANSWERED_PER_PACK: usize = 3;
+/// A run whose first calls were all left unanswered stops calling after this many:
+/// the server answers no call at all.
+const NOTHING_ANSWERED_AFTER: u32 = 3;
+/// A pack restarts a server that went away or stopped answering at most this often.
+const RESTARTS_PER_PACK: u32 = 3;
 
 /// The tools of the valid calls in a pack's observations that were answered without error.
 fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObservations) -> Vec<String> {
@@ -118,7 +152,12 @@ impl<'a> Runner<'a> {
             leftovers: Vec::new(),
             log: ServerLog::default(),
             gaps: Vec::new(),
-            timeouts: 0,
+            answered: 0,
+            unanswered: 0,
+            pack: PackBooks::default(),
+            unrestartable: None,
+            captured: Vec::new(),
+            captured_bytes: 0,
             callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
         }
     }
@@ -197,7 +236,12 @@ impl<'a> Runner<'a> {
                     lines: p.lines.take().expect("stdio lines"),
                     exited: p.exited.clone(),
                 };
-                return Ok(Live { session: Session::new(wire, self.timeout), process: Some(p), gone: None });
+                return Ok(Live {
+                    session: Session::new(wire, self.timeout),
+                    process: Some(p),
+                    gone: None,
+                    unanswered: 0,
+                });
             }
             (Some(url), p) => {
                 let url = self.expand(url);
@@ -210,11 +254,12 @@ impl<'a> Runner<'a> {
             }
             (None, None) => unreachable!("validation requires a command or a url"),
         };
-        Ok(Live { session: Session::new(wire.0, self.timeout), process: wire.1, gone: None })
+        Ok(Live { session: Session::new(wire.0, self.timeout), process: wire.1, gone: None, unanswered: 0 })
     }
 
-    /// Stops a live server and keeps its log and whatever it left behind.
+    /// Stops a live server and keeps its log, its messages and whatever it left behind.
     async fn retire(&mut self, live: &mut Live) {
+        self.absorb(&mut live.session);
         if let Some(mut p) = live.process.take() {
             let left = p.stop().await;
             self.leftovers.extend(left);
@@ -231,44 +276,163 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Why a pack's next call must not be sent, if it must not: the run's budget of
-    /// unanswered calls is spent, or the server went away and could not be restarted.
-    /// Every pack asks this before each call.
-    async fn held(&mut self, live: &mut Live) -> Option<Held> {
-        if self.timeouts >= core::MAX_TIMEOUTS {
-            return Some(Held::Budget);
+    /// Keeps the messages a session received, within the run's capture bound.
+    fn absorb(&mut self, session: &mut Session) {
+        for c in std::mem::take(&mut session.captured) {
+            if self.captured_bytes + c.text.len() > session::CAPTURE_TOTAL {
+                break;
+            }
+            self.captured_bytes += c.text.len();
+            self.captured.push(c);
         }
-        if live.gone.is_some() && !self.relaunch(live).await {
-            return Some(Held::Gone(live.gone.clone().unwrap_or_default()));
-        }
-        None
     }
 
-    /// Replaces a dead server with a fresh one that has completed the handshake.
+    /// Closes the current pack's books (a gap names calls it held back) and opens the
+    /// next pack's on a session with nothing pending: a server that went away, stopped
+    /// answering or still owes answers is restarted first, so no pack's verdicts depend
+    /// on how an earlier pack left the server.
+    async fn begin_pack(&mut self, live: &mut Live, name: &'static str) {
+        self.end_pack();
+        self.pack = PackBooks { name, ..PackBooks::default() };
+        if live.unanswered > 0 && live.gone.is_none() {
+            live.gone = Some(format!("the server left {} call(s) unanswered", live.unanswered));
+        }
+        if live.gone.is_some() && self.unrestartable.is_none() {
+            self.relaunch(live).await;
+        }
+    }
+
+    /// Reports the calls the current pack held back, once.
+    fn end_pack(&mut self) {
+        let books = std::mem::take(&mut self.pack);
+        if let Some(why) = books.why_not_sent {
+            self.gaps.push(format!("{}: {} call(s) not sent: {why}", books.name, books.not_sent));
+        }
+    }
+
+    /// Why the next call must not be sent, if it must not. The books behind it: a run
+    /// whose calls have all gone unanswered stops calling; a pack may leave
+    /// `UNANSWERED_PER_PACK` calls unanswered; a server that went away or stopped
+    /// answering is restarted (at most `RESTARTS_PER_PACK` times a pack). Every pack
+    /// asks this before each call; a held call is never judged (`Answer::NotSent`).
+    async fn held(&mut self, live: &mut Live) -> Option<Held> {
+        let held = if self.answered == 0 && self.unanswered >= NOTHING_ANSWERED_AFTER {
+            Some(Held::NothingAnswered(self.unanswered))
+        } else if self.pack.unanswered.len() >= UNANSWERED_PER_PACK {
+            Some(Held::Budget { first: self.pack.unanswered[0].clone() })
+        } else if let Some(why) = live.gone.clone() {
+            if let Some(cannot) = &self.unrestartable {
+                Some(Held::Gone(format!("{why}, and {cannot}")))
+            } else if self.pack.restarts >= RESTARTS_PER_PACK {
+                Some(Held::Gone(format!("{why} (restarted {RESTARTS_PER_PACK} times in this pack)")))
+            } else {
+                self.pack.restarts += 1;
+                (!self.relaunch(live).await)
+                    .then(|| Held::Gone(format!("{why}, and {}", self.unrestartable.clone().unwrap_or_default())))
+            }
+        } else {
+            None
+        };
+        if let Some(h) = &held {
+            self.pack.not_sent += 1;
+            self.pack.why_not_sent.get_or_insert_with(|| h.reason());
+        }
+        held
+    }
+
+    /// Replaces a server that went away or stopped answering with a fresh one that has
+    /// completed the handshake; false (and no more restarts this run) when it cannot.
     async fn relaunch(&mut self, live: &mut Live) -> bool {
         self.retire(live).await;
-        let Ok(mut fresh) = self.launch().await else { return false };
+        let mut fresh = match self.launch().await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                self.unrestartable = Some(format!("a restart failed ({e})"));
+                return false;
+            }
+        };
         let (handshake, _) = core::open(&mut fresh.session).await;
+        if !matches!(handshake, judge::HandshakeObs::Answered { .. }) {
+            let why = format!("the restarted server did not complete the handshake ({})", handshake.why_not_open());
+            fresh.gone = Some(why.clone());
+            self.unrestartable = Some(why);
+        }
         *live = fresh;
-        matches!(handshake, judge::HandshakeObs::Answered { .. })
+        live.gone.is_none()
+    }
+
+    /// Sends one tools/call in `live`'s session unless the pack's calls are held, and
+    /// keeps the books `held` reads. `counted`: whether no answer spends the pack's
+    /// budget (a probe meant to run long does not).
+    async fn call_tool(
+        &mut self,
+        live: &mut Live,
+        tool: &str,
+        args: Value,
+        what: &str,
+        counted: bool,
+    ) -> Result<Reply, Held> {
+        if let Some(held) = self.held(live).await {
+            return Err(held);
+        }
+        Ok(self.send_call(live, tool, args, what, counted).await)
+    }
+
+    /// `call_tool` for a caller that asked `held` itself (to look at its targets between
+    /// the restart a held check may make and the call).
+    async fn send_call(&mut self, live: &mut Live, tool: &str, args: Value, what: &str, counted: bool) -> Reply {
+        let reply =
+            live.session.request("tools/call", serde_json::json!({"name": tool, "arguments": args}), what).await;
+        self.note(live, &reply, what, counted);
+        reply
+    }
+
+    /// Books one call's reply: answered or not, and a server that stopped answering
+    /// (no answer to a ping sent while waiting) or went away is marked for a restart.
+    fn note(&mut self, live: &mut Live, reply: &Reply, what: &str, counted: bool) {
+        match reply {
+            Reply::Result(_) | Reply::Error { .. } | Reply::TooLarge { .. } => self.answered += 1,
+            Reply::Timeout { alive } => {
+                if counted {
+                    self.unanswered += 1;
+                    live.unanswered += 1;
+                    self.pack.unanswered.push(what.to_string());
+                }
+                if !alive {
+                    live.gone = Some(format!("the server stopped answering after {what}"));
+                }
+            }
+            Reply::Silence => {}
+            Reply::Gone(why) => live.gone = Some(format!("the server went away after {what} ({why})")),
+        }
     }
 }
 
 /// Why a call was held back (`Runner::held`).
 enum Held {
-    /// `MAX_TIMEOUTS` earlier calls went unanswered.
-    Budget,
-    /// The server went away, for this reason, and a restart failed.
+    /// This many calls went unanswered, and none was ever answered.
+    NothingAnswered(u32),
+    /// `UNANSWERED_PER_PACK` calls of this pack went unanswered, the first of them this one.
+    Budget { first: String },
+    /// The server went away or stopped answering, and could not be restarted (again).
     Gone(String),
 }
 
 impl Held {
-    /// The reason as evidence words: `3 earlier calls went unanswered`, `the server went away: …`.
+    /// The reason as evidence words, after `not sent: `.
     fn reason(&self) -> String {
         match self {
-            Held::Budget => format!("{} earlier calls went unanswered", core::MAX_TIMEOUTS),
-            Held::Gone(why) => format!("the server went away: {why}"),
+            Held::NothingAnswered(n) => format!("no call of this run was answered ({n} went unanswered)"),
+            Held::Budget { first } => {
+                format!("{UNANSWERED_PER_PACK} calls of this pack went unanswered, the first {first}")
+            }
+            Held::Gone(why) => why.clone(),
         }
+    }
+
+    /// The held call as an answer: not sent, never evidence.
+    fn not_sent(&self) -> crate::judge::core::Answer {
+        crate::judge::core::Answer::NotSent { reason: self.reason() }
     }
 }
 
@@ -356,6 +520,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let (handshake, caps) = core::open(&mut live.session).await;
     obs.handshake = handshake;
     let mut tools = Vec::new();
+    let mut classes = Vec::new();
     let mut filtered_out = Vec::new();
     let mut fs_obs = FsObservations::default();
     let mut net_obs = crate::judge::net::NetObservations::default();
@@ -376,8 +541,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
                 runner.gaps.push(format!("tools.include names \"{wanted}\", which matches no tool the server lists"));
             }
         }
+        let contradicted = config.classify_problems(&tools);
+        if !contradicted.is_empty() {
+            return Err(RunError::Setup(contradicted.join("\n")));
+        }
         probes::validate(&runner, &tools, &obs.tools.tools)?;
+        runner.begin_pack(&mut live, "robust-input").await;
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
+        runner.begin_pack(&mut live, "probes").await;
         let targets = probes::Targets {
             sandbox: &sandbox,
             listener: listener.as_ref(),
@@ -385,35 +556,64 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             active: options.active,
         };
         (probe_calls, probe_answered) = probes::valid_calls(&mut runner, &mut live, &targets).await;
-        let classes: Vec<_> = tools.iter().map(classify).collect();
+        classes = tools.iter().map(|t| classify_declared(t, &config.classify)).collect();
+        // The packs aim the tools with what was learned; the record lists them as listed.
+        let mut aimed = tools.clone();
+        runner.begin_pack(&mut live, "classification").await;
+        learn::params(&mut runner, &mut live, &mut aimed, &mut classes).await;
+        let tools = &aimed;
         if config.runs_pack(Pack::Fs) || config.runs_pack(Pack::Effects) {
-            fs_obs = fs::collect(&mut runner, &mut live, &tools, &classes, &sandbox, listener.as_ref()).await;
+            runner.begin_pack(&mut live, "fs and effects").await;
+            fs_obs = fs::collect(&mut runner, &mut live, tools, &classes, &sandbox, listener.as_ref()).await;
         }
         if config.runs_pack(Pack::Sqlite)
             && let Some(path) = &sandbox.sqlite
         {
-            sqlite_obs = sqlite::collect(&mut runner, &mut live, &tools, &classes, &sandbox, path).await;
+            runner.begin_pack(&mut live, "sqlite").await;
+            sqlite_obs = sqlite::collect(&mut runner, &mut live, tools, &classes, &sandbox, path).await;
         }
         if config.runs_pack(Pack::Net)
             && let Some(l) = &listener
         {
-            net_obs = net::collect(&mut runner, &mut live, &tools, &classes, &sandbox, l).await;
+            runner.begin_pack(&mut live, "net").await;
+            net_obs = net::collect(&mut runner, &mut live, tools, &classes, &sandbox, l).await;
         }
         if config.runs_pack(Pack::Git) {
             match &sandbox.git {
-                Some(repos) => git_obs = git::collect(&mut runner, &mut live, &tools, &classes, &sandbox, repos).await,
+                Some(repos) => {
+                    runner.begin_pack(&mut live, "git").await;
+                    let benign;
+                    (git_obs, benign) =
+                        git::collect(&mut runner, &mut live, tools, &classes, &sandbox, repos, listener.as_ref()).await;
+                    fs_obs.benign.extend(benign);
+                }
                 None if classes.iter().any(|c| c.class == "git") => runner.gaps.push(
                     "the server config has no {repo} placeholder, so the git pack has no repository of the harness's to give it (e.g. --repository {repo})".to_string(),
                 ),
                 None => {}
             }
         }
+        if config.runs_pack(Pack::Effects) {
+            runner.begin_pack(&mut live, "effects").await;
+            let done: Vec<String> = fs_obs.benign.iter().map(|b| b.call.tool.clone()).collect();
+            let (calls, noise) =
+                effects::collect(&mut runner, &mut live, tools, &classes, &sandbox, listener.as_ref(), &done).await;
+            fs_obs.benign.extend(calls);
+            for path in noise {
+                if !fs_obs.noise.contains(&path) {
+                    fs_obs.noise.push(path);
+                }
+            }
+            fs_obs.listener |= listener.is_some();
+        }
         if let Some(stub) = &stub
             && [Pack::Scope, Pack::SqlGuard, Pack::Upstream].into_iter().any(|p| config.runs_pack(p))
         {
-            backend_obs = backend::collect(&mut runner, &mut live, &tools, stub).await?;
+            runner.begin_pack(&mut live, "backend").await;
+            backend_obs = backend::collect(&mut runner, &mut live, tools, stub).await?;
         }
         if config.runs_pack(Pack::Custom) {
+            runner.begin_pack(&mut live, "custom").await;
             let targets = probes::Targets {
                 sandbox: &sandbox,
                 listener: listener.as_ref(),
@@ -446,7 +646,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         backend_obs.credential.identities = runner.callers.identities;
         backend_obs.credential.main_refused = Some(obs.handshake.why_not_open());
     }
-    obs.captured = std::mem::take(&mut live.session.captured);
+    runner.end_pack();
     runner.retire(&mut live).await;
     let mut db_obs = crate::judge::db::DbObservations::default();
     if config.runs_pack(Pack::Db)
@@ -457,6 +657,9 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             db_reason = None;
         }
     }
+    runner.end_pack();
+    obs.captured = std::mem::take(&mut runner.captured);
+    obs.answered_calls = runner.answered;
     let caller_redactions = runner.callers.redactions();
     let leftovers = std::mem::take(&mut runner.leftovers);
     let server_log = std::mem::take(&mut runner.log);
@@ -489,6 +692,12 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             (&fsd::FS_WRITE_ESCAPE, fsj::write_escape(&fs_obs)),
             (&fsd::FS_SYMLINK_ESCAPE, fsj::symlink_escape(&fs_obs)),
             (&fsd::FS_LARGE_READ, fsj::large_read(&fs_obs)),
+        ]);
+    }
+    if !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty() {
+        use crate::judge::fs as fsj;
+        use crate::registry::fs as fsd;
+        findings.extend([
             (&fsd::EFFECTS_READ_ONLY, fsj::effects_read_only(&fs_obs)),
             (&fsd::EFFECTS_CLOSED_WORLD, fsj::effects_closed_world(&fs_obs)),
             (&fsd::EFFECTS_UNANNOTATED, fsj::effects_unannotated(&fs_obs)),
@@ -618,6 +827,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         url: server.url.as_deref().map(strip_userinfo),
         env_display: sandbox::env_display(&server.env, &server.headers, server.command.is_some()),
         tools,
+        classification: classes,
         filtered_out,
         announced,
         sandbox: SandboxRecord {

@@ -1,18 +1,19 @@
 //! Collects what the net pack judges: a control fetch, every spelling of the listener's
 //! address, other schemes and an oversized reply, each tied to the listener's record.
 
-use super::core::{MAX_TIMEOUTS, call_text};
+use super::core::call_text;
 use super::listener::{CONTROL_BODY, Listener};
 use super::sandbox::Sandbox;
 use super::session::Reply;
-use super::{Held, Live, Runner};
+use super::{Live, Runner};
+use crate::classify::url_flag;
 use crate::judge::net::{
     BigProbe, NetObservations, NetProbe, OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS, expand,
 };
 use crate::judge::refusal::Delivery;
 use crate::record::Classification;
 use crate::tools::ToolInfo;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// How long the listener is given to finish an oversized reply after the call returned.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(6);
@@ -22,7 +23,8 @@ struct Caller<'r, 'a, 'l> {
     live: &'r mut Live,
     listener: &'l Listener,
     next_token: u32,
-    skipped: u32,
+    /// The target's other arguments (a flag that makes a path tool fetch URLs).
+    extra: Map<String, Value>,
 }
 
 impl Caller<'_, '_, '_> {
@@ -50,27 +52,17 @@ impl Caller<'_, '_, '_> {
             hits: vec![],
             connections: 0,
             leaked: false,
+            reachable: reachable(url).await,
         };
-        match self.runner.held(self.live).await {
-            Some(held @ Held::Budget) => {
-                self.skipped += 1;
-                p.text = format!("not sent: {}", held.reason());
-                return p;
-            }
-            Some(held) => {
-                p.text = held.reason();
-                return p;
-            }
-            None => {}
+        if let Some(held) = self.runner.held(self.live).await {
+            p.text = format!("not sent: {}", held.reason());
+            return p;
         }
         let (from, conns) = (self.listener.recorded(), self.listener.hits());
-        let mut args = Map::new();
+        let mut args = self.extra.clone();
         args.insert(param.to_string(), Value::String(url.to_string()));
-        let reply = self
-            .live
-            .session
-            .request("tools/call", json!({"name": tool, "arguments": args}), &format!("{probe} on {tool}"))
-            .await;
+        let what = format!("{probe} on {tool}");
+        let reply = self.runner.send_call(self.live, tool, Value::Object(args), &what, true).await;
         let whole = match reply {
             Reply::Result(r) => {
                 let (text, is_error) = call_text(&r);
@@ -83,15 +75,7 @@ impl Caller<'_, '_, '_> {
                 p.text = crate::judge::text::clip(&message, 4000);
                 message
             }
-            Reply::Timeout => {
-                self.runner.timeouts += 1;
-                String::new()
-            }
-            Reply::Silence | Reply::TooLarge => String::new(),
-            Reply::Gone(why) => {
-                self.live.gone = Some(why);
-                String::new()
-            }
+            Reply::Timeout { .. } | Reply::Silence | Reply::TooLarge { .. } | Reply::Gone(_) => String::new(),
         };
         // A connection the server made at the very end of its call still counts.
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -108,6 +92,27 @@ impl Caller<'_, '_, '_> {
     }
 }
 
+/// Whether the harness itself can resolve a URL's host and connect to it, as a fetcher
+/// following the URL standard would read the host (lower case, percent-decoded, `\`
+/// as `/`, userinfo dropped). Spellings this machine cannot reach (`localhost.` where
+/// the resolver refuses it) prove nothing when a fetch of them fails.
+async fn reachable(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase().replace('\\', "/");
+    let Some((scheme, rest)) = lower.split_once(':') else { return false };
+    // Only http(s) spellings are tried: the other schemes are judged by the listener's
+    // connection count, which a connection of the harness's own would disturb.
+    if !["http", "https"].contains(&scheme) {
+        return true;
+    }
+    let authority = rest.trim_start_matches('/').split('/').next().unwrap_or_default();
+    let hostport = crate::judge::text::percent_decode(authority.rsplit('@').next().unwrap_or_default());
+    let connect = async {
+        let addrs = tokio::net::lookup_host(hostport.as_str()).await.ok()?.collect::<Vec<_>>();
+        tokio::net::TcpStream::connect(addrs.first()?).await.ok()
+    };
+    matches!(tokio::time::timeout(std::time::Duration::from_secs(2), connect).await, Ok(Some(_)))
+}
+
 /// Runs the net probes on every url tool.
 pub async fn collect(
     runner: &mut Runner<'_>,
@@ -121,11 +126,18 @@ pub async fn collect(
     let mut obs = NetObservations { control_url: control_url.clone(), ..Default::default() };
     let mut targets = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
-        if class.class != "url" {
+        // A url tool, or a file tool whose flag switches its path argument to a URL.
+        let flag = (class.class == "path").then(|| url_flag(tool)).flatten();
+        if class.class != "url" && flag.is_none() {
             continue;
         }
         let Some(param) = class.param.clone() else { continue };
-        let unfillable: Vec<&str> = tool.required.iter().filter(|r| **r != param).map(String::as_str).collect();
+        let mut extra = Map::new();
+        if let Some(flag) = flag {
+            extra.insert(flag.to_string(), Value::Bool(true));
+        }
+        let unfillable: Vec<&str> =
+            tool.required.iter().filter(|r| **r != param && !extra.contains_key(*r)).map(String::as_str).collect();
         if !unfillable.is_empty() {
             runner.gaps.push(format!(
                 "{}: required argument(s) {} cannot be filled with a harness-owned value; not probed by the net pack",
@@ -135,7 +147,7 @@ pub async fn collect(
             continue;
         }
         obs.tools.push(tool.name.clone());
-        targets.push((tool.name.clone(), param));
+        targets.push((tool.name.clone(), param, extra));
     }
     if targets.is_empty() {
         return obs;
@@ -147,8 +159,9 @@ pub async fn collect(
     let canary_dir = sandbox.canary_dir().to_string_lossy().into_owned();
     let fs_canary = sandbox.files.canary.clone();
     let on_listener = control_url.as_ref().filter(|u| u.starts_with(&format!("{}/control", listener.url()))).cloned();
-    let mut c = Caller { runner, live, listener, next_token: 0, skipped: 0 };
-    for (tool, param) in &targets {
+    let mut c = Caller { runner, live, listener, next_token: 0, extra: Map::new() };
+    for (tool, param, extra) in &targets {
+        c.extra = extra.clone();
         if let Some(url) = &control_url {
             let mut probe = c.call("control", tool, param, url, "", &[CONTROL_BODY]).await;
             if on_listener.is_none() {
@@ -187,10 +200,6 @@ pub async fn collect(
             sent: hit.as_ref().map(|h| h.sent),
             completed: hit.is_some_and(|h| h.completed),
         });
-    }
-    if c.skipped > 0 {
-        let n = c.skipped;
-        c.runner.gaps.push(format!("net: {n} call(s) not sent after {MAX_TIMEOUTS} calls went unanswered"));
     }
     let skipped = obs.skipped.clone();
     c.runner.gaps.extend(skipped);

@@ -2,7 +2,7 @@
 //! warning), and the custom checks, each probe observed through the sandbox, the
 //! listener, the upstream stub and the server log.
 
-use super::core::{MAX_TIMEOUTS, plain_answer};
+use super::core::plain_answer;
 use super::listener::Listener;
 use super::sandbox::{Sandbox, random_hex};
 use super::session::Reply;
@@ -138,8 +138,8 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
         obs.outcome = ProbeOutcome::Na("an active probe runs only with --active".to_string());
         return obs;
     }
-    if runner.timeouts >= MAX_TIMEOUTS || (live.gone.is_some() && !runner.relaunch(live).await) {
-        obs.outcome = ProbeOutcome::Unjudged("the server was not answering calls any more".to_string());
+    if let Some(held) = runner.held(live).await {
+        obs.outcome = ProbeOutcome::Unjudged(format!("not sent: {}", held.reason()));
         return obs;
     }
     let args: Map<String, Value> = p.args.iter().map(|(k, v)| (k.clone(), fill(runner, v, &token))).collect();
@@ -161,7 +161,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
             if let Some(ms) = p.timeout_ms {
                 live.session.timeout = Duration::from_millis(ms);
             }
-            let r = live.session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await;
+            let r = runner.send_call(live, &p.tool, Value::Object(args.clone()), &p.name, true).await;
             live.session.timeout = saved;
             r
         }
@@ -190,21 +190,11 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
     }
     let response_bytes = match &reply {
         Reply::Result(r) => reply_bytes(r),
-        Reply::TooLarge => super::process::MAX_LINE as u64 + 1,
+        Reply::TooLarge { bytes } => *bytes,
         _ => 0,
     };
     // Like call_answer, but the texts stay whole: expect clauses read them.
-    let answer = match plain_answer(reply) {
-        Answer::Timeout => {
-            runner.timeouts += 1;
-            Answer::Timeout
-        }
-        Answer::Died { reason } => {
-            live.gone = Some(reason.clone());
-            Answer::Died { reason }
-        }
-        other => other,
-    };
+    let answer = plain_answer(reply);
     let reply_text = match &answer {
         Answer::Success { text } | Answer::ToolError { text } => text.clone(),
         Answer::RpcError { message, .. } => message.clone(),
@@ -248,7 +238,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
 /// A call in a fresh session opened as `caller`.
 async fn call_as(
     runner: &mut Runner<'_>,
-    live: &Live,
+    live: &mut Live,
     caller: Caller,
     p: &Probe,
     args: &Map<String, Value>,
@@ -258,8 +248,11 @@ async fn call_as(
     if let Some(ms) = p.timeout_ms {
         session.timeout = Duration::from_millis(ms);
     }
-    // The caller counts a timeout, as for a call in the main session.
-    Ok(session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await)
+    let reply = session.request("tools/call", json!({"name": p.tool, "arguments": args}), &p.name).await;
+    // Another session of the same server: its books are the run's.
+    runner.note(live, &reply, &p.name, true);
+    runner.absorb(&mut session);
+    Ok(reply)
 }
 
 /// A probe value with `{token}` and the harness placeholders filled, at any depth.

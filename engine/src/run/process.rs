@@ -3,15 +3,20 @@
 //! found and named.
 
 use super::sandbox::RUN_MARKER;
+use regex::Regex;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::{mpsc, watch};
 
-/// The longest stdout line kept; longer lines are discarded and reported.
+/// The longest stdout line parsed; a longer one is reported as too large and
+/// attributed to the request it answers.
 pub const MAX_LINE: usize = 8 * 1024 * 1024;
+/// How much of each end of an oversized line is kept, to find its id and for the
+/// secret-echo scan.
+const OVERSIZED_KEEP: usize = 64 * 1024;
 /// How much of stderr is kept as the server log.
 pub const LOG_KEEP: usize = 64 * 1024;
 /// How long a stopping server gets between TERM and KILL.
@@ -24,6 +29,9 @@ pub enum Line {
     Json(serde_json::Value),
     /// A line that did not, with an excerpt.
     Garbage(String),
+    /// A line longer than `MAX_LINE`: its length, the JSON-RPC id read from its ends
+    /// (when they show one), and both ends as text.
+    TooLarge { bytes: u64, id: Option<serde_json::Value>, ends: String },
 }
 
 /// The server's stderr (or, for an HTTP server, both streams), bounded.
@@ -228,10 +236,12 @@ async fn drain_log(stream: impl AsyncRead + Unpin, log: Arc<Mutex<LogBuf>>) {
 }
 
 /// Reads stdout line by line, never holding more than `MAX_LINE` bytes of one line.
+/// An oversized line is drained to its end and reported with its two ends.
 async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
-    let mut oversized = false;
+    // Of an oversized line: its length so far and its last bytes.
+    let mut oversized: Option<(u64, Vec<u8>)> = None;
     loop {
         let buf = match reader.fill_buf().await {
             Ok([]) | Err(_) => break,
@@ -241,24 +251,30 @@ async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if !oversized {
-            if line.len() + chunk.len() > MAX_LINE {
-                oversized = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(chunk);
+        match &mut oversized {
+            None if line.len() + chunk.len() > MAX_LINE => {
+                let mut tail = line.split_off(line.len().saturating_sub(OVERSIZED_KEEP));
+                tail.extend_from_slice(chunk);
+                let bytes = (line.len() + tail.len()) as u64;
+                line.truncate(OVERSIZED_KEEP);
+                keep_tail(&mut tail);
+                oversized = Some((bytes, tail));
+            }
+            None => line.extend_from_slice(chunk),
+            Some((bytes, tail)) => {
+                *bytes += chunk.len() as u64;
+                tail.extend_from_slice(chunk);
+                keep_tail(tail);
             }
         }
         let used = done.unwrap_or(buf.len());
         reader.consume(used);
         if done.is_some() {
-            let item = if oversized {
-                Some(Line::Garbage(format!("a line longer than {MAX_LINE} bytes")))
-            } else {
-                parse_line(&line)
+            let item = match oversized.take() {
+                Some((bytes, tail)) => Some(oversized_line(bytes, &line, &tail)),
+                None => parse_line(&line),
             };
             line.clear();
-            oversized = false;
             if let Some(item) = item
                 && tx.send(item).await.is_err()
             {
@@ -269,6 +285,26 @@ async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
     // Keep draining after the receiver is gone so the server never blocks on a full pipe.
     let mut sink = tokio::io::sink();
     let _ = tokio::io::copy(&mut reader, &mut sink).await;
+}
+
+fn keep_tail(tail: &mut Vec<u8>) {
+    if tail.len() > 2 * OVERSIZED_KEEP {
+        tail.drain(..tail.len() - OVERSIZED_KEEP);
+    }
+}
+
+/// An oversized line as the session sees it: the id its ends show, if any. Answers put
+/// the id first (`{"jsonrpc":"2.0","id":7,…`) or last (`…,"jsonrpc":"2.0","id":7}`).
+fn oversized_line(bytes: u64, head: &[u8], tail: &[u8]) -> Line {
+    static FIRST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)"#).expect("valid")
+    });
+    static LAST: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*\}\s*$"#).expect("valid"));
+    let head = String::from_utf8_lossy(&head[..head.len().min(OVERSIZED_KEEP)]).into_owned();
+    let tail = String::from_utf8_lossy(&tail[tail.len().saturating_sub(OVERSIZED_KEEP)..]).into_owned();
+    let id = FIRST.captures(&head).or_else(|| LAST.captures(&tail)).and_then(|c| serde_json::from_str(&c[1]).ok());
+    Line::TooLarge { bytes, id, ends: format!("{head}\n…\n{tail}") }
 }
 
 fn parse_line(line: &[u8]) -> Option<Line> {

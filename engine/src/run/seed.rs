@@ -195,11 +195,12 @@ impl Seed {
     }
 
     /// Cancels queries of the seed roles still sleeping in pg_sleep (a runaway probe).
-    pub async fn cancel_sleepers(&mut self) -> Result<(), String> {
+    pub async fn cancel_runaways(&mut self) -> Result<(), String> {
         exec(
             &mut self.reader,
             format!(
-                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND pid <> pg_backend_pid() AND query ILIKE '%pg_sleep(600)%'"
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND pid <> pg_backend_pid() AND query LIKE '%{}%'",
+                crate::judge::db::RUNAWAY_MARKER
             ),
         )
         .await

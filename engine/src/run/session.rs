@@ -20,7 +20,7 @@ use tokio::time::Instant;
 /// Each captured message is kept up to this size for secret-echo.
 const CAPTURE_EACH: usize = 2 * 1024 * 1024;
 /// All captured messages together are kept up to this size.
-const CAPTURE_TOTAL: usize = 64 * 1024 * 1024;
+pub const CAPTURE_TOTAL: usize = 64 * 1024 * 1024;
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,14 +30,21 @@ pub enum Reply {
         code: i64,
         message: String,
     },
-    /// No answer within the timeout.
-    Timeout,
+    /// No answer within the timeout. `alive` when a ping sent while waiting was
+    /// answered (or none could be sent): the server works, the call is slow. Otherwise
+    /// the server stopped answering altogether.
+    Timeout {
+        alive: bool,
+    },
     /// Nothing came and nothing more can come (an HTTP exchange that ended).
     Silence,
     /// The server exited or closed the connection.
     Gone(String),
-    /// The answer was longer than the harness reads (`MAX_LINE`); it was not read.
-    TooLarge,
+    /// The answer was longer than the harness parses (`MAX_LINE`): `bytes` long (over
+    /// HTTP, where reading stops at the bound, `MAX_LINE + 1`).
+    TooLarge {
+        bytes: u64,
+    },
 }
 
 pub enum Wire {
@@ -59,8 +66,18 @@ pub struct HttpWire {
 enum Incoming {
     Json(Value),
     Garbage(String),
-    /// The HTTP answer to the request just sent was cut at `MAX_LINE`.
-    TooLarge,
+    /// An answer longer than `MAX_LINE`, with the id its ends show and the ends as text.
+    TooLarge {
+        bytes: u64,
+        id: Option<Value>,
+        ends: String,
+    },
+}
+
+/// What `next_message` brought.
+enum Got {
+    Message(Value),
+    TooLarge { bytes: u64, id: Option<Value> },
 }
 
 pub struct Session {
@@ -142,7 +159,7 @@ impl Session {
         if let Err(gone) = self.send(&msg).await {
             return Reply::Gone(gone);
         }
-        self.wait_for(&json!(id), what).await
+        self.wait_for(&json!(id), what, method == "tools/call").await
     }
 
     pub fn fresh_id(&mut self) -> u64 {
@@ -186,24 +203,60 @@ impl Session {
         }
     }
 
-    /// Waits for the answer to `id`, keeping everything else that arrives.
-    pub async fn wait_for(&mut self, id: &Value, what: &str) -> Reply {
+    /// Waits for the answer to `id`, keeping everything else that arrives. With
+    /// `watch`, a stdio server that has not answered after a third of
+    /// the timeout is sent a ping, so a call that times out can tell a slow tool (the
+    /// ping was answered) from a server that stopped answering altogether.
+    async fn wait_for(&mut self, id: &Value, what: &str, watch: bool) -> Reply {
         if let Some(pos) = self.stray.iter().position(|m| m.get("id") == Some(id) && is_answer(m)) {
             let msg = self.stray.remove(pos).expect("found");
             return to_reply(msg);
         }
-        let deadline = Instant::now() + self.timeout;
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        let mut ping_at = (watch && matches!(self.wire, Wire::Stdio { .. })).then(|| start + self.timeout / 3);
+        let mut ping: Option<Value> = None;
+        let mut alive = true;
         loop {
-            match self.next_message(deadline, what).await {
-                Ok(msg) => {
+            let until = ping_at.map_or(deadline, |at| at.min(deadline));
+            match self.next_message(until, what).await {
+                Ok(Got::Message(msg)) => {
                     if msg.get("id") == Some(id) && is_answer(&msg) {
                         return to_reply(msg);
                     }
+                    if ping.is_some() && msg.get("id") == ping.as_ref() && is_answer(&msg) {
+                        alive = true;
+                        continue;
+                    }
                     self.handle_other(msg).await;
                 }
+                // An oversized line answers the request awaited unless it names another.
+                Ok(Got::TooLarge { bytes, id: seen }) if seen.as_ref().is_none_or(|s| s == id) => {
+                    return Reply::TooLarge { bytes };
+                }
+                Ok(Got::TooLarge { .. }) => {}
+                Err(Reply::Timeout { .. }) if ping_at.is_some() && Instant::now() < deadline => {
+                    ping_at = None;
+                    let ping_id = json!(format!("sealmark-alive-{}", self.fresh_id()));
+                    if self.send(&json!({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})).await.is_ok() {
+                        ping = Some(ping_id);
+                        alive = false;
+                    }
+                }
+                Err(Reply::Timeout { .. }) => return Reply::Timeout { alive },
                 Err(reply) => return reply,
             }
         }
+    }
+
+    /// An answer to `id` arriving within `grace`: a server that handles messages
+    /// concurrently may answer a ping before the request sent just ahead of it.
+    pub async fn late_answer(&mut self, id: &Value, grace: Duration) -> Option<Reply> {
+        let saved = self.timeout;
+        self.timeout = grace;
+        let reply = self.wait_for(id, "late answer", false).await;
+        self.timeout = saved;
+        matches!(reply, Reply::Result(_) | Reply::Error { .. }).then_some(reply)
     }
 
     /// Sends a ping and collects everything that arrives before its answer. The ping
@@ -216,15 +269,14 @@ impl Session {
     }
 
     /// The next message, or why none will come before `deadline`.
-    async fn next_message(&mut self, deadline: Instant, what: &str) -> Result<Value, Reply> {
+    async fn next_message(&mut self, deadline: Instant, what: &str) -> Result<Got, Reply> {
         loop {
             let incoming = match &mut self.wire {
                 Wire::Stdio { lines, exited, .. } => {
                     let mut exit_watch = exited.clone();
                     tokio::select! {
                         line = lines.recv() => match line {
-                            Some(Line::Json(v)) => Incoming::Json(v),
-                            Some(Line::Garbage(g)) => Incoming::Garbage(g),
+                            Some(line) => Incoming::from(line),
                             None => {
                                 // Stdout closed; the exit status usually follows within moments.
                                 let mut settle = exited.clone();
@@ -236,12 +288,11 @@ impl Session {
                         _ = exit_watch.wait_for(Option::is_some) => {
                             // Give output already written a moment to be read.
                             match tokio::time::timeout(Duration::from_millis(100), lines.recv()).await {
-                                Ok(Some(Line::Json(v))) => Incoming::Json(v),
-                                Ok(Some(Line::Garbage(g))) => Incoming::Garbage(g),
+                                Ok(Some(line)) => Incoming::from(line),
                                 _ => return Err(Reply::Gone(exited.borrow().clone().unwrap_or_default())),
                             }
                         }
-                        _ = tokio::time::sleep_until(deadline) => return Err(Reply::Timeout),
+                        _ = tokio::time::sleep_until(deadline) => return Err(Reply::Timeout { alive: true }),
                     }
                 }
                 Wire::Http(h) => match h.queue.pop_front() {
@@ -257,14 +308,17 @@ impl Session {
             match incoming {
                 Incoming::Json(v) => {
                     self.capture(what, &v);
-                    return Ok(v);
+                    return Ok(Got::Message(v));
                 }
                 Incoming::Garbage(g) => {
                     self.garbage.0 += 1;
                     self.garbage.1.get_or_insert(g.clone());
                     self.capture_text(what, g);
                 }
-                Incoming::TooLarge => return Err(Reply::TooLarge),
+                Incoming::TooLarge { bytes, id, ends } => {
+                    self.capture_text(what, ends);
+                    return Ok(Got::TooLarge { bytes, id });
+                }
             }
         }
     }
@@ -334,13 +388,31 @@ impl Session {
                 Reply::Error { code, message } => {
                     return (items, page, Some(format!("JSON-RPC error {code}: {}", clip(&message, 120))));
                 }
-                Reply::Timeout => return (items, page, Some(format!("no answer within {}s", self.timeout.as_secs()))),
+                Reply::Timeout { .. } => {
+                    return (items, page, Some(format!("no answer within {}s", self.timeout.as_secs())));
+                }
                 Reply::Silence => return (items, page, Some("no answer".to_string())),
-                Reply::TooLarge => return (items, page, Some(format!("an answer longer than {MAX_LINE} bytes"))),
+                Reply::TooLarge { bytes } => {
+                    return (
+                        items,
+                        page,
+                        Some(format!("an answer of {bytes} bytes, over the {MAX_LINE} the harness reads")),
+                    );
+                }
                 Reply::Gone(why) => return (items, page, Some(format!("the server went away: {why}"))),
             }
         }
         (items, 50, Some("more than 50 pages".to_string()))
+    }
+}
+
+impl From<Line> for Incoming {
+    fn from(line: Line) -> Incoming {
+        match line {
+            Line::Json(v) => Incoming::Json(v),
+            Line::Garbage(g) => Incoming::Garbage(g),
+            Line::TooLarge { bytes, id, ends } => Incoming::TooLarge { bytes, id, ends },
+        }
     }
 }
 
@@ -405,7 +477,8 @@ impl HttpWire {
                     body.extend_from_slice(&chunk);
                 }
                 if body.len() + sse_buf.len() > MAX_LINE {
-                    self.queue.push_back(Incoming::TooLarge);
+                    let ends = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]).into_owned();
+                    self.queue.push_back(Incoming::TooLarge { bytes: MAX_LINE as u64 + 1, id: sent_id.clone(), ends });
                     return Ok(());
                 }
             }

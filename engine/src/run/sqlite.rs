@@ -1,21 +1,22 @@
 //! The sqlite pack's target and collection: a seeded SQLite file (`{sqlite}`), read
 //! directly before and after every probe, restored from a pristine copy after writes.
 
-use super::core::MAX_TIMEOUTS;
 use super::observer::Observer;
 use super::sandbox::Sandbox;
 use super::{Live, Runner};
+use crate::classify::sql_writes;
 use crate::judge::core::Answer;
 use crate::judge::db::DbCall;
+use crate::judge::db::{RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step};
 use crate::judge::fs::{diff, outside_root};
 use crate::judge::sqlite::{
-    ATTACH_PROBES, CONTROL_SQL, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBE, SqliteObservations, TIMEOUT_PROBE,
-    WRITE_PROBES,
+    ATTACH_PROBES, CONTROL_SQL, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, ROW_CAP_ROWS, SqliteObservations,
+    TIMEOUT_PROBES, WRITE_CONTROL_SQL, WRITE_PROBES,
 };
 use crate::record::Classification;
 use crate::tools::ToolInfo;
 use rusqlite::{Connection, OpenFlags};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// Creates the seeded file and its pristine copy under the sandbox directory (outside
@@ -90,23 +91,31 @@ pub async fn collect(
         row_cap_limit: runner.config.setting_u64("sqlite-row-cap", "row_cap") as usize,
         ..Default::default()
     };
-    let targets: Vec<(String, String)> = tools
-        .iter()
-        .zip(classes)
-        .filter(|(t, c)| c.class == "sql" && c.param.as_ref().is_some_and(|p| t.required.iter().all(|r| r == p)))
-        .filter_map(|(t, c)| c.param.clone().map(|p| (t.name.clone(), p)))
-        .collect();
+    let mut targets: Vec<(String, String)> = Vec::new();
+    let mut writers: Vec<(String, String)> = Vec::new();
+    for (t, c) in tools.iter().zip(classes) {
+        let Some(param) = c.param.clone().filter(|p| c.class == "sql" && t.required.iter().all(|r| r == p)) else {
+            continue;
+        };
+        match sql_writes(t, &runner.config.classify) {
+            None => targets.push((t.name.clone(), param)),
+            Some(why) => {
+                runner.gaps.push(format!(
+                    "{}: a SQL tool that writes by design ({why}); the sqlite pack aims only sqlite-attach at it",
+                    t.name
+                ));
+                writers.push((t.name.clone(), param));
+            }
+        }
+    }
     let mut observer = Observer::new(sandbox.observed());
     let canary = sandbox.canary_dir().to_string_lossy().into_owned();
+    let limit = obs.row_cap_limit;
     for (tool, param) in &targets {
         obs.tools.push(tool.clone());
         let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
         obs.controls.push(c.send("control", CONTROL_SQL).await);
-        if !obs
-            .controls
-            .iter()
-            .any(|x| &x.tool == tool && matches!(&x.answer, Answer::Success { text } if text.contains("100")))
-        {
+        if !obs.tool_works(tool) {
             continue;
         }
         for p in &WRITE_PROBES {
@@ -116,29 +125,50 @@ pub async fn collect(
             obs.forms.push(c.judged(p.name, p.sends).await);
         }
         for p in &ATTACH_PROBES {
-            let sql = p.sends.replace("{canary}", &canary);
-            let before = observer.snapshot();
-            let mut call = c.send(p.name, &sql).await;
-            call.changed = outside_root(&diff(&before, &observer.snapshot()));
-            let _ = sandbox.restore();
-            obs.attach.push(call);
+            obs.attach.push(c.attach(p.name, &p.sends.replace("{canary}", &canary), &mut observer, sandbox).await);
         }
         obs.load_extension.push(c.send(LOAD_EXTENSION_PROBE.name, LOAD_EXTENSION_PROBE.sends).await);
-        let call = c.send(ROW_CAP_PROBE.name, ROW_CAP_PROBE.sends).await;
-        let rows = match &call.answer {
-            Answer::Success { text } => text.matches("sm-row-").count(),
-            _ => 0,
-        };
-        obs.row_cap.push((call, rows));
+        for (p, produces) in ROW_CAP_PROBES.iter().zip(ROW_CAP_ROWS) {
+            let call = c.send(p.name, p.sends).await;
+            let rows = match &call.answer {
+                Answer::Success { text } | Answer::ToolError { text } => marked_rows(text, p.sends),
+                Answer::RpcError { message, .. } => marked_rows(message, p.sends),
+                _ => 0,
+            };
+            let probe = RowCapCall { call, rows, produces };
+            let decided = row_cap_step(&probe, limit).decided();
+            obs.row_cap.push(probe);
+            if decided {
+                break;
+            }
+        }
+    }
+    // A tool that writes by design is shown to work by a write the file records, then
+    // asked to create database files outside the root.
+    for (tool, param) in &writers {
+        obs.write_tools.push(tool.clone());
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
+        let control = c.judged("write-control", WRITE_CONTROL_SQL).await;
+        let works = !control.changed.is_empty();
+        obs.write_controls.push(control);
+        if works {
+            for p in &ATTACH_PROBES {
+                obs.attach.push(c.attach(p.name, &p.sends.replace("{canary}", &canary), &mut observer, sandbox).await);
+            }
+        }
     }
     // Last: a server that does not stop it stays busy afterwards.
-    for (tool, param) in targets.iter().filter(|(t, _)| {
-        obs.controls
-            .iter()
-            .any(|x| &x.tool == t && matches!(&x.answer, Answer::Success { text } if text.contains("100")))
-    }) {
+    let working: Vec<&(String, String)> = targets.iter().filter(|(t, _)| obs.tool_works(t)).collect();
+    for (tool, param) in working {
         let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
-        obs.timeout.push(c.send_uncounted(TIMEOUT_PROBE.name, TIMEOUT_PROBE.sends).await);
+        for p in &TIMEOUT_PROBES {
+            let probe = RunawayCall { call: c.send_uncounted(p.name, p.sends).await, ran: false };
+            let decided = timeout_step(&probe).decided();
+            obs.timeout.push(probe);
+            if decided {
+                break;
+            }
+        }
     }
     obs
 }
@@ -164,6 +194,15 @@ impl Ctx<'_, '_, '_> {
         call
     }
 
+    /// An attempt to create a file outside the root, judged by the sandbox observer.
+    async fn attach(&mut self, probe: &str, sql: &str, observer: &mut Observer, sandbox: &Sandbox) -> DbCall {
+        let before = observer.snapshot();
+        let mut call = self.send(probe, sql).await;
+        call.changed = outside_root(&diff(&before, &observer.snapshot()));
+        let _ = sandbox.restore();
+        call
+    }
+
     async fn send(&mut self, probe: &str, sql: &str) -> DbCall {
         self.call(probe, sql, true).await
     }
@@ -178,26 +217,16 @@ impl Ctx<'_, '_, '_> {
             tool: self.tool.to_string(),
             role: "sqlite".to_string(),
             sql: sql.to_string(),
-            answer: Answer::NotSent { reason: format!("{MAX_TIMEOUTS} earlier calls went unanswered") },
+            answer: Answer::Silence,
             changed: vec![],
             core: true,
             unreadable: None,
         };
-        if self.runner.timeouts >= MAX_TIMEOUTS {
-            return call;
-        }
-        if self.live.gone.is_some() && !self.runner.relaunch(self.live).await {
-            call.answer = Answer::Died { reason: self.live.gone.clone().unwrap_or_default() };
-            return call;
-        }
         let mut args = Map::new();
         args.insert(self.param.to_string(), Value::String(sql.to_string()));
-        let reply = self
-            .live
-            .session
-            .request("tools/call", json!({"name": self.tool, "arguments": args}), &format!("{probe} on {}", self.tool))
-            .await;
-        call.answer = super::core::call_answer(reply, self.runner, self.live, count);
+        let what = format!("{probe} on {}", self.tool);
+        let reply = self.runner.call_tool(self.live, self.tool, Value::Object(args), &what, count).await;
+        call.answer = super::core::call_answer(reply);
         call
     }
 }
