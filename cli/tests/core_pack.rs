@@ -24,6 +24,10 @@ const EXPECTED: &[(&str, &[(&str, Verdict)])] = &[
     ("bad-version", &[("handshake", Fail)]),
     ("vague-errors", &[("refusal-quality", Fail)]),
     ("bossy-instructions", &[("instructions-hygiene", Fail)]),
+    // An echo in a file listing of the fs pack, not in robust-input's answers.
+    ("env-in-listing", &[("secret-echo", Fail)]),
+    // Refusals as JSON-RPC errors are answers: secret-echo has read them all.
+    ("rpc-errors", &[]),
 ];
 
 fn check_mode(mode: &str) {
@@ -103,6 +107,27 @@ fn vague_errors_fail_refusal_quality() {
 #[test]
 fn steering_instructions_fail_instructions_hygiene() {
     check_mode("bossy-instructions");
+}
+
+#[test]
+fn an_echo_in_another_packs_answer_fails_secret_echo() {
+    check_mode("env-in-listing");
+    let scratch = Scratch::new();
+    let (rec, _) = record(&scratch, "env-in-listing", "");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "secret-echo").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("on list_dir"), "{}", c["summary"]);
+}
+
+#[test]
+fn refusals_sent_as_json_rpc_errors_still_let_secret_echo_pass() {
+    check_mode("rpc-errors");
+    let scratch = Scratch::new();
+    let (rec, _) = record(&scratch, "rpc-errors", "");
+    let robust = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "robust-input").unwrap().clone();
+    assert!(
+        robust["evidence"].as_array().unwrap().iter().all(|e| !e["outcome"].as_str().unwrap().contains("isError")),
+        "every robust-input answer is a JSON-RPC error: {robust}"
+    );
 }
 
 #[test]

@@ -32,6 +32,12 @@ const EXPECTED: &[(&str, [Verdict; 10])] = &[
     ("admin-always", [Incl, Incl, Incl, Incl, Fail, Fail, Fail, Fail, Incl, Incl]),
     ("silent", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Fail]),
     ("broken", [Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl, Incl]),
+    // A guard that refuses functions by name: the spellings without them decide. Its
+    // privilege probe (a short pg_sleep) is refused too, so nothing is seen.
+    ("no-functions", [Pass, Pass, Fail, Fail, Pass, Pass, Pass, Incl, Pass, Pass]),
+    ("no-functions-bounded", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Incl, Pass, Pass]),
+    // Echoing the statement above exactly row_cap rows is not a row too many.
+    ("echo-statement", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
 ];
 
 fn check(mode: &str) -> (serde_json::Value, String) {
@@ -190,4 +196,31 @@ fn pg_seeds_a_postgres_the_user_controls() {
     assert_eq!(verdict(&rec, "db-read-only"), Pass);
     assert_eq!(verdict(&rec, "rls"), Pass);
     theirs.stop();
+}
+
+#[test]
+fn a_guard_refusing_functions_by_name_fails_on_the_spellings_it_takes() {
+    let (rec, _) = check("no-functions");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-row-cap").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("row-cap-subquery: 100000 rows came back"), "{}", c["summary"]);
+    let t = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-timeout").unwrap().clone();
+    assert!(t["summary"].as_str().unwrap().contains("cross-join: still running"), "{}", t["summary"]);
+}
+
+#[test]
+fn a_guard_refusing_functions_with_limits_passes() {
+    let (rec, _) = check("no-functions-bounded");
+    let t = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-timeout").unwrap().clone();
+    assert!(
+        t["summary"].as_str().unwrap().contains("cross-join: stopped before the probe timeout"),
+        "{}",
+        t["summary"]
+    );
+}
+
+#[test]
+fn an_echoed_statement_is_not_a_row() {
+    let (rec, _) = check("echo-statement");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-row-cap").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("1000 of 100000 rows came back"), "{}", c["summary"]);
 }

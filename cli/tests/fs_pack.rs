@@ -31,6 +31,10 @@ const EXPECTED: &[(&str, &[(&str, Verdict)])] = &[
     ("phones-home", &[("effects-closed-world", Fail)]),
     ("unannotated-cache", &[("effects-unannotated", Fail), ("effects-read-only", Na), ("effects-closed-world", Na)]),
     ("broken-reads", &[("fs-read-escape", Inconclusive), ("fs-large-read", Inconclusive), ("effects-read-only", Pass)]),
+    // A call log rewritten under HOME on every call is the server's noise, not an escape.
+    ("call-log-home", &[]),
+    // One answer line of more than 8 MiB: too large, attributed to the read, no wait.
+    ("huge-read", &[("fs-large-read", Fail)]),
 ];
 
 /// Runs one mode and checks every fs and effects verdict, and that a failure names
@@ -147,4 +151,104 @@ fn a_tool_with_an_argument_the_harness_cannot_fill_is_listed_not_skipped_silentl
     let class = rec["classification"].as_array().unwrap().iter().find(|c| c["tool"] == "head_file").unwrap().clone();
     assert_eq!((class["class"].as_str(), class["param"].as_str()), (Some("path"), Some("path")));
     assert_eq!(verdict(&rec, "fs-read-escape"), Pass, "the other tools are still probed");
+}
+
+#[test]
+fn a_log_the_server_rewrites_on_every_call_is_noise_not_an_escape() {
+    let rec = check_mode("call-log-home");
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-write-escape").unwrap().clone();
+    let noise = check["evidence"].as_array().unwrap().iter().find(|e| e["code"] == "fs.noise").unwrap().clone();
+    assert!(noise["outcome"].as_str().unwrap().contains("{sandbox_home}/.toy/calls.log"), "{noise}");
+}
+
+#[test]
+fn an_answer_over_the_line_bound_is_a_too_large_read_not_a_timeout() {
+    let started = std::time::Instant::now();
+    let rec = check_mode("huge-read");
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-large-read").unwrap().clone();
+    assert!(
+        check["summary"].as_str().unwrap().contains("bytes came back, over the 1048576-byte limit"),
+        "{}",
+        check["summary"]
+    );
+    // The default probe timeout is 10 s: an answer that arrived is never waited out.
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "took {:?}", started.elapsed());
+}
+
+/// Schemas published empty (the zod 4 breakage): the handshake says so, and the packs
+/// still aim the tools, with the parameters learned from the server's own validation.
+#[test]
+fn empty_schemas_fail_the_handshake_but_the_packs_still_run() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["--empty-schemas", "--notify", "{listener}", "{sandbox}"], "");
+    let (rec, _) = record_of(&scratch, &cfg);
+    assert_eq!(verdict(&rec, "handshake"), Fail);
+    for id in ["fs-read-escape", "fs-write-escape", "fs-symlink-escape", "fs-large-read"] {
+        let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
+        assert_eq!(verdict(&rec, id), Pass, "{id}: {}", c["summary"]);
+    }
+    let class = rec["classification"].as_array().unwrap().iter().find(|c| c["tool"] == "write_file").unwrap().clone();
+    assert_eq!(
+        (class["class"].as_str(), class["param"].as_str(), class["confidence"].as_str()),
+        (Some("path"), Some("path"), Some("low"))
+    );
+    assert!(
+        class["reason"].as_str().unwrap().contains("parameters path, content learned from its validation error"),
+        "{class}"
+    );
+
+    // And the flaw under an empty schema is still found.
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["--empty-schemas", "--mode", "prefix-check-reads", "{sandbox}"], "");
+    let (rec, _) = record_of(&scratch, &cfg);
+    assert_eq!(verdict(&rec, "fs-read-escape"), Fail);
+}
+
+#[test]
+fn classify_declares_what_the_heuristics_cannot_see() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(
+        &["--empty-schemas", "{sandbox}"],
+        "classify:\n  stat: { class: other }\n  list_dir: { class: path, param: path }\n",
+    );
+    let (rec, _) = record_of(&scratch, &cfg);
+    let class =
+        |tool: &str| rec["classification"].as_array().unwrap().iter().find(|c| c["tool"] == tool).unwrap().clone();
+    assert_eq!(class("stat")["class"], "other");
+    assert_eq!(class("list_dir")["confidence"], "declared");
+    assert_eq!(verdict(&rec, "fs-read-escape"), Pass);
+
+    // A declared tool the server does not list is a config error, with the line and a hint.
+    let cfg = scratch.config_args(&["{sandbox}"], "classify:\n  read_fil: { class: path, param: path }\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(":7: classify.read_fil: the server lists no tool \"read_fil\" (did you mean `read_file`?)"),
+        "{err}"
+    );
+    let cfg = scratch.config_args(&["{sandbox}"], "classify:\n  read_file: { class: path, param: pth }\n");
+    let err = String::from_utf8_lossy(&scratch.run(&["run", "--config", cfg.to_str().unwrap()]).stderr).into_owned();
+    assert!(
+        err.contains("classify.read_file.param: read_file declares no parameter \"pth\" (did you mean `path`?)"),
+        "{err}"
+    );
+    let cfg = scratch.config_args(&["{sandbox}"], "classify:\n  read_file: { class: paht, param: path }\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("classify.read_file.class: expected one of sql, command, git, url, path, other, found \"paht\" (did you mean `path`?)"), "{err}");
+    assert!(scratch.survivors().is_empty());
+}
+
+/// A file tool whose flag switches its path argument to a URL is a URL tool as well.
+#[test]
+fn a_file_tool_with_a_url_flag_is_aimed_by_the_net_pack() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["--url-flag", "{sandbox}"], "");
+    let (rec, _) = record_of(&scratch, &cfg);
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert_eq!(verdict(&rec, "net-loopback-ssrf"), Fail, "{}", c["summary"]);
+    assert!(c["summary"].as_str().unwrap().contains("on read_file"), "{}", c["summary"]);
+    assert_eq!(c["evidence"][0]["verifiedBy"], "listener");
 }

@@ -98,3 +98,40 @@ fn without_repo_the_git_pack_says_what_it_needs() {
     let gaps = rec["notCovered"].to_string();
     assert!(gaps.contains("no {repo} placeholder"), "{gaps}");
 }
+
+/// The effects pack judges the git tools by their benign calls: read-only and
+/// closed-world as annotated, until one writes.
+#[test]
+fn the_effects_pack_judges_the_git_tools() {
+    for (mode, want) in [("safe", Pass), ("status-writes", Fail)] {
+        let scratch = Scratch::new();
+        let cfg = scratch.config_for(
+            &toy_git(),
+            &["--repository", "{repo}", "--mode", mode],
+            "packs: [core, git, effects]\n",
+        );
+        let (rec, _) = record_of(&scratch, &cfg);
+        let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "effects-read-only").unwrap().clone();
+        assert_eq!(verdict(&rec, "effects-read-only"), want, "{mode}: {}", c["summary"]);
+        assert_eq!(verdict(&rec, "effects-closed-world"), Pass, "{mode}");
+        if want == Fail {
+            assert!(c["summary"].as_str().unwrap().contains("git_status declared read-only but changed the sandbox: {repo}/.git/refs/tags/toy-last-status was created"), "{}", c["summary"]);
+        }
+    }
+}
+
+/// Published git servers call the repository parameter `path`: a tool named for git
+/// with one is a git tool, aimed through it.
+#[test]
+fn a_git_tool_whose_repository_parameter_is_path_is_a_git_tool() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(
+        &toy_git(),
+        &["--repository", "{repo}", "--mode", "no-repo-check", "--repo-param", "path"],
+        "packs: [core, git]\n",
+    );
+    let (rec, _) = record_of(&scratch, &cfg);
+    let class = rec["classification"].as_array().unwrap().iter().find(|c| c["tool"] == "git_log").unwrap().clone();
+    assert_eq!((class["class"].as_str(), class["param"].as_str()), (Some("git"), Some("path")), "{class}");
+    assert_eq!(verdict(&rec, "git-repo-scope"), Fail);
+}

@@ -21,8 +21,16 @@ const WITH_CONTROL: &[(&str, [Verdict; 3])] = &[
 ];
 
 /// Without a control URL, refusals alone decide.
-const WITHOUT_CONTROL: &[(&str, [Verdict; 3])] =
-    &[("good", [Pass, Pass, Inconclusive]), ("guarded-vague", [Inconclusive, Inconclusive, Inconclusive])];
+const WITHOUT_CONTROL: &[(&str, [Verdict; 3])] = &[
+    ("good", [Pass, Pass, Inconclusive]),
+    ("guarded-vague", [Inconclusive, Inconclusive, Inconclusive]),
+    // A published fetch server's shape: it fetches (robots.txt first), so a scheme it
+    // could not fetch is shown unfetched; loopback reaches the listener.
+    ("robots-first", [Fail, Pass, Pass]),
+    // A spelling this machine cannot resolve fails to resolve in the server too: that
+    // failed lookup is no evidence, and the explicit refusals of the rest decide.
+    ("resolves-first", [Pass, Pass, Inconclusive]),
+];
 
 const CONTROL: &str = "net:\n  control_url: \"{listener}/control\"\n";
 
@@ -132,6 +140,61 @@ fn a_reply_that_only_reports_a_failed_fetch_is_inconclusive_without_a_control() 
 #[test]
 fn the_same_vague_guard_passes_once_a_control_fetch_works() {
     check("guarded-vague", true);
+}
+
+#[test]
+fn a_fetcher_that_checks_robots_first_fails_ssrf_and_passes_schemes() {
+    let rec = check("robots-first", false);
+    let schemes = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-scheme-allowlist").unwrap().clone();
+    let file = schemes["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["probe"].as_str().unwrap().starts_with("file:"))
+        .unwrap();
+    assert!(file["outcome"].as_str().unwrap().contains("Failed to fetch robots.txt file:///robots.txt"), "{file}");
+}
+
+#[test]
+fn a_spelling_the_machine_cannot_resolve_is_not_judged_by_its_failure() {
+    let rec = check("resolves-first", false);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    // On a machine whose resolver refuses `localhost.`, that probe is set aside, said so.
+    let dot = ssrf["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["probe"].as_str().unwrap().starts_with("localhost-dot:"))
+        .unwrap();
+    let outcome = dot["outcome"].as_str().unwrap();
+    assert!(outcome.starts_with("not judged: this machine cannot resolve") || outcome.starts_with("refused"), "{dot}");
+}
+
+/// A control URL on loopback, refused as loopback by a guarded tool, is the defence at
+/// work: the advice to set one never makes a correct server worse.
+#[test]
+fn a_loopback_control_refused_as_loopback_is_no_failed_control() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&toy_fetch(), &["--mode", "good"], CONTROL);
+    let (rec, _) = record_of(&scratch, &cfg);
+    let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
+    assert_eq!(verdict(&rec, "net-loopback-ssrf"), Pass, "{}", ssrf["summary"]);
+    assert_eq!(verdict(&rec, "net-scheme-allowlist"), Pass);
+    assert!(ssrf["evidence"].as_array().unwrap().iter().any(|e| e["code"] == "net.control.refused"), "{ssrf}");
+}
+
+#[test]
+fn a_read_only_fetch_tool_is_judged_by_the_effects_pack() {
+    for (mode, want) in [("good", Pass), ("caches-in-home", Fail)] {
+        let scratch = Scratch::new();
+        let cfg = scratch.config_for(&toy_fetch(), &["--mode", mode], "");
+        let (rec, _) = record_of(&scratch, &cfg);
+        let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "effects-read-only").unwrap().clone();
+        assert_eq!(verdict(&rec, "effects-read-only"), want, "{mode}: {}", c["summary"]);
+        if want == Fail {
+            assert!(c["summary"].as_str().unwrap().contains("{sandbox_home}/.fetch-cache was"), "{}", c["summary"]);
+        }
+    }
 }
 
 #[test]

@@ -24,12 +24,23 @@ const EXPECTED: &[(&str, [Verdict; 6])] = &[
     ("load-extension", [Pass, Pass, Pass, Fail, Pass, Pass]),
     ("no-row-cap", [Pass, Pass, Pass, Pass, Fail, Pass]),
     ("no-timeout", [Pass, Pass, Pass, Pass, Pass, Fail]),
+    // A guard that takes only statements beginning with SELECT refuses the plain probes
+    // for their form; the SELECT-led spellings still reach a verdict.
+    ("select-only", [Pass, Pass, Pass, Pass, Fail, Fail]),
+    ("select-only-bounded", [Pass, Pass, Pass, Pass, Pass, Pass]),
 ];
 
 fn check(mode: &str) -> serde_json::Value {
+    check_with(mode, &[])
+}
+
+fn check_with(mode: &str, flags: &[&str]) -> serde_json::Value {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sqlite(), &["--mode", mode, "{sqlite}"], "timeout_probe_sec: 6\n");
+    let mut args = vec!["--mode", mode];
+    args.extend(flags);
+    args.push("{sqlite}");
+    let cfg = scratch.config_for(&toy_sqlite(), &args, "timeout_probe_sec: 6\n");
     let (rec, _) = record_of(&scratch, &cfg);
     for (id, want) in CHECKS.iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
@@ -93,4 +104,59 @@ fn without_the_placeholder_the_pack_says_why_it_did_not_run() {
         rec["packs"]["sqlite"]["reason"],
         "server config has no {sqlite} placeholder, so the harness cannot point the server at its seeded file"
     );
+}
+
+/// The false passes of a SELECT-only guard: the runaway probes it refuses for their form
+/// are sent again in spellings it accepts, and those decide.
+#[test]
+fn a_select_only_guard_without_limits_fails_row_cap_and_timeout() {
+    let rec = check("select-only");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-row-cap").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("row-cap-subquery: 100000 rows came back"), "{}", c["summary"]);
+    let refused = c["evidence"].as_array().unwrap().iter().find(|e| e["code"] == "db.runaway.refused").unwrap();
+    assert!(refused["outcome"].as_str().unwrap().contains("Only SELECT queries are allowed"), "{refused}");
+    let t = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-timeout").unwrap().clone();
+    assert!(t["summary"].as_str().unwrap().contains("runaway-subquery: still running"), "{}", t["summary"]);
+}
+
+#[test]
+fn a_select_only_guard_with_limits_passes_on_the_select_spellings() {
+    let rec = check("select-only-bounded");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-row-cap").unwrap().clone();
+    assert!(c["summary"].as_str().unwrap().contains("100 of 100000 rows came back"), "{}", c["summary"]);
+}
+
+/// A tool that writes by design beside the read tool is not judged as read-only, but
+/// sqlite-attach aims at it once the file records its write control.
+#[test]
+fn a_write_tool_is_judged_by_attach_only() {
+    let rec = check_with("good", &["--write-tool"]);
+    let attach = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-attach").unwrap().clone();
+    let tools: Vec<&str> = attach["evidence"].as_array().unwrap().iter().filter_map(|e| e["tool"].as_str()).collect();
+    assert!(tools.contains(&"write_query") && tools.contains(&"query"), "{tools:?}");
+    let ro = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-read-only").unwrap().clone();
+    assert!(ro["evidence"].as_array().unwrap().iter().all(|e| e["tool"] != "write_query"), "{ro}");
+    assert!(
+        rec["notCovered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("write_query: a SQL tool that writes by design")),
+        "{}",
+        rec["notCovered"]
+    );
+}
+
+#[test]
+fn a_write_tool_that_attaches_anywhere_fails_attach() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(
+        &toy_sqlite(),
+        &["--mode", "attach-allowed", "--write-tool", "{sqlite}"],
+        "timeout_probe_sec: 6\nclassify:\n  query: { class: other }\n",
+    );
+    let (rec, _) = record_of(&scratch, &cfg);
+    let attach = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-attach").unwrap().clone();
+    assert_eq!(verdict(&rec, "sqlite-attach"), Fail, "{}", attach["summary"]);
+    assert_eq!(attach["evidence"][0]["tool"], "write_query", "{}", attach["evidence"][0]);
 }

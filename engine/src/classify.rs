@@ -120,6 +120,9 @@ const CONFIDENCE: [&str; 3] = ["low", "medium", "high"];
 fn url_by_schema(tool: &ToolInfo, name: &str) -> bool {
     static URL_DESC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\burls?\b|\buri\b|https?://").expect("valid"));
     let Some(schema) = tool.param_schema(name) else { return false };
+    if !matches!(tool.param_type(name), Some("string" | "any")) {
+        return false;
+    }
     let format = schema.get("format").and_then(serde_json::Value::as_str);
     matches!(format, Some("uri" | "uri-reference" | "url" | "iri"))
         || schema.get("description").and_then(serde_json::Value::as_str).is_some_and(|d| URL_DESC.is_match(d))
@@ -420,6 +423,92 @@ mod tests {
             tool(json!({"name": "fetch", "inputSchema": {"type": "object", "properties": {"url": {}, "path": {}}}}));
         assert_eq!(c.class, "url");
         assert_eq!(c.secondary.as_deref(), Some("path"));
+    }
+
+    #[test]
+    fn a_search_query_is_not_sql_and_a_sql_query_is() {
+        let search = tool(
+            json!({"name": "search_nodes", "description": "Search for nodes in the knowledge graph based on a query",
+            "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}),
+        );
+        assert_eq!(search.class, "other", "{}", search.reason);
+        let sql = tool(json!({"name": "query", "description": "Run a read-only SQL query",
+            "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}));
+        assert_eq!(sql.class, "sql");
+    }
+
+    #[test]
+    fn a_git_tool_may_name_its_repository_path() {
+        let c = tool(json!({"name": "git_status", "description": "Shows the working tree status",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}));
+        assert_eq!((c.class.as_str(), c.param.as_deref()), ("git", Some("path")));
+        // A file tool whose description mentions a repository is still a file tool.
+        let f = tool(json!({"name": "read_file", "description": "Read a file of the repository",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}));
+        assert_eq!(f.class, "path");
+    }
+
+    #[test]
+    fn a_url_parameter_is_found_by_its_schema() {
+        let c = tool(json!({"name": "convert", "inputSchema": {"type": "object",
+            "properties": {"data": {"type": "string", "format": "uri"}}}}));
+        assert_eq!((c.class.as_str(), c.param.as_deref()), ("url", Some("data")));
+        let flag = tool(json!({"name": "read_file", "inputSchema": {"type": "object",
+            "properties": {"path": {"type": "string"}, "isUrl": {"type": "boolean", "description": "path is a URL"}}}}));
+        assert_eq!((flag.class.as_str(), flag.secondary.as_deref()), ("path", Some("url")));
+    }
+
+    #[test]
+    fn an_empty_schema_is_placed_by_name_and_description_at_low_confidence() {
+        let c = tool(json!({"name": "read_file", "description": "Read the complete contents of a file",
+            "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#"}}));
+        assert_eq!((c.class.as_str(), c.param.as_deref(), c.confidence.as_str()), ("path", None, "low"));
+    }
+
+    #[test]
+    fn name_words_split_snake_kebab_and_camel_case() {
+        assert_eq!(name_words("git_diff_staged"), ["git", "diff", "staged"]);
+        assert_eq!(name_words("readFile"), ["read", "file"]);
+        assert_eq!(name_words("list-dir"), ["list", "dir"]);
+        assert!(!has_word("git_diff_staged", &["tag"]), "staged is no tag");
+    }
+
+    #[test]
+    fn parameters_are_read_from_validation_errors() {
+        let zod = r#"Invalid arguments for tool write_file: [
+  {"code": "invalid_type", "expected": "string", "received": "undefined", "path": ["path"], "message": "Required"},
+  {"code": "invalid_type", "expected": "array", "received": "undefined", "path": ["edits"], "message": "Required"}
+]"#;
+        assert_eq!(
+            params_in_error(zod),
+            [("path".to_string(), "string".to_string()), ("edits".to_string(), "array".to_string())]
+        );
+        let pretty = "✖ Invalid input: expected string, received undefined\n  → at path";
+        assert_eq!(params_in_error(pretty), [("path".to_string(), "string".to_string())]);
+        let pydantic = "1 validation error for read_fileArguments\npath\n  Field required [type=missing]";
+        assert_eq!(params_in_error(pydantic), [("path".to_string(), "string".to_string())]);
+        assert_eq!(params_in_error("missing required argument 'url'"), [("url".to_string(), "string".to_string())]);
+        assert!(params_in_error("something went wrong").is_empty());
+    }
+
+    #[test]
+    fn sql_tools_that_write_by_design_are_told_from_readers() {
+        let t = |v: serde_json::Value| sql_writes(&ToolInfo::from_value(&v), &BTreeMap::new());
+        assert!(
+            t(json!({"name": "write_query", "description": "Execute an INSERT, UPDATE, or DELETE query"})).is_some()
+        );
+        assert!(t(json!({"name": "execute", "description": "Execute SQL"})).is_some());
+        assert!(
+            t(json!({"name": "read_query", "description": "Execute a SELECT query on the SQLite database"})).is_none()
+        );
+        assert!(t(json!({"name": "execute_sql", "description": "Execute a read-only SQL query"})).is_none());
+        assert!(t(json!({"name": "query", "description": "Run a read-only SQL query"})).is_none());
+        assert!(t(json!({"name": "run", "annotations": {"destructiveHint": true}})).is_some());
+        let declared = BTreeMap::from([(
+            "execute".to_string(),
+            DeclaredClass { class: "sql".into(), param: Some("sql".into()), writes: Some(false), ..Default::default() },
+        )]);
+        assert!(sql_writes(&ToolInfo::from_value(&json!({"name": "execute"})), &declared).is_none());
     }
 
     #[test]

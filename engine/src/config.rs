@@ -593,7 +593,8 @@ impl Validator<'_> {
                     },
                 }
             }
-            if d.class.is_empty() && matches!(entry, Yaml::Mapping(_)) {
+            let has_class = entry.as_mapping().is_some_and(|m| m.contains_key("class"));
+            if !has_class && matches!(entry, Yaml::Mapping(_)) {
                 self.problem(&path, "each entry needs a class");
             }
             if d.param.is_none() && !d.class.is_empty() && d.class != "other" {

@@ -898,6 +898,15 @@ mod tests {
     }
 
     #[test]
+    fn nothing_scanned_is_no_pass() {
+        let empty = answered(ok_init(), vec![]);
+        assert_eq!(tool_poisoning(&empty).verdict, Verdict::Na);
+        let mut cut = answered(ok_init(), vec![tool("read_file", "Reads a file.")]);
+        cut.tools.error = Some("no answer within 10s".into());
+        assert_eq!(tool_poisoning(&cut).verdict, Verdict::Inconclusive);
+    }
+
+    #[test]
     fn canary_spellings_find_embedded_encodings() {
         let canary = "sk_sealmark/abc123+def456=";
         for prefix in ["", "x", "xy"] {

@@ -737,6 +737,61 @@ mod tests {
     }
 
     #[test]
+    fn marked_rows_count_distinct_numbers_without_the_echoed_statement() {
+        let sql = ROW_CAP_PROBES[0].sends;
+        let text = format!("statement: {sql}\nr=sm-row-1\nr=sm-row-2\nsm-row-2");
+        assert_eq!(marked_rows(&text, sql), 2);
+    }
+
+    fn rowcap(answer: Answer, rows: usize) -> RowCapCall {
+        RowCapCall {
+            call: DbCall { sql: ROW_CAP_PROBES[0].sends.into(), ..call(answer, &[]) },
+            rows,
+            produces: 100_000,
+        }
+    }
+
+    #[test]
+    fn a_runaway_refused_for_its_form_decides_nothing() {
+        let refused = rowcap(Answer::Success { text: "Error: Only SELECT queries are allowed".into() }, 0);
+        assert!(!row_cap_step(&refused, 1000).decided());
+        let sized = rowcap(Answer::ToolError { text: "result exceeds the 1000-row limit".into() }, 0);
+        assert_eq!(
+            row_cap_step(&sized, 1000),
+            Step::Decided(
+                Verdict::Pass,
+                "refused for its size: refused with isError: \"result exceeds the 1000-row limit\"".into()
+            )
+        );
+        assert!(matches!(
+            row_cap_step(&rowcap(Answer::Success { text: String::new() }, 1001), 1000),
+            Step::Decided(Verdict::Fail, _)
+        ));
+        assert!(matches!(
+            row_cap_step(&rowcap(Answer::Success { text: String::new() }, 1000), 1000),
+            Step::Decided(Verdict::Pass, _)
+        ));
+        let f = judge_row_cap(&[refused.clone(), refused], 1000, "f", "ok");
+        assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.summary);
+    }
+
+    #[test]
+    fn a_runaway_answered_at_once_without_running_is_refused_for_its_form() {
+        let at = |answer, ran| RunawayCall { call: call(answer, &[]), ran };
+        assert!(
+            !timeout_step(&at(Answer::ToolError { text: "function pg_sleep is not allowed".into() }, false)).decided()
+        );
+        assert!(matches!(
+            timeout_step(&at(Answer::ToolError { text: "boom".into() }, true)),
+            Step::Decided(Verdict::Pass, _)
+        ));
+        let cancelled = at(Answer::ToolError { text: "canceling statement due to statement timeout".into() }, false);
+        assert!(matches!(timeout_step(&cancelled), Step::Decided(Verdict::Pass, _)));
+        assert!(matches!(timeout_step(&at(Answer::Timeout, false)), Step::Decided(Verdict::Fail, _)));
+        assert!(!timeout_step(&at(Answer::NotSent { reason: "x".into() }, false)).decided());
+    }
+
+    #[test]
     fn a_json_rpc_error_is_a_refusal() {
         let f = read_only(&obs(vec![call(Answer::RpcError { code: -32000, message: "no".into() }, &[])]));
         assert_eq!(f.verdict, Verdict::Pass);

@@ -663,6 +663,14 @@ mod tests {
     }
 
     #[test]
+    fn noise_is_excused_in_home_never_in_the_canary_directory() {
+        let noise = vec!["{sandbox_home}/.log".to_string(), "{canary}/secret.txt".to_string()];
+        let changes =
+            vec!["{sandbox_home}/.log was changed".to_string(), "{canary}/secret.txt was changed".to_string()];
+        assert_eq!(without_noise(&changes, &noise), vec!["{canary}/secret.txt was changed"]);
+    }
+
+    #[test]
     fn diff_names_created_changed_and_removed() {
         let mut a = Snapshot::new();
         a.insert("{canary}/secret.txt".into(), Entry::File { size: 1, hash: "x".into() });

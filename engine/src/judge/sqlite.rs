@@ -104,6 +104,10 @@ impl SqliteObservations {
     }
 
     fn gate(&self) -> Option<Finding> {
+        if self.tools.is_empty() && !self.write_tools.is_empty() {
+            let why = format!("no read SQL tool: {} write(s) by design", self.write_tools.join(", "));
+            return Some(Finding::new(Verdict::Na, why, vec![]));
+        }
         if self.tools.is_empty() {
             return Some(Finding::new(Verdict::Na, "no SQL tool", vec![]));
         }

@@ -764,7 +764,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             }
         }
     }
-    if !sqlite_obs.tools.is_empty() {
+    if !sqlite_obs.tools.is_empty() || !sqlite_obs.write_tools.is_empty() {
         use crate::judge::sqlite as sj;
         use crate::registry::sqlite as sd;
         findings.extend([

@@ -317,3 +317,48 @@ fn parse_line(line: &[u8]) -> Option<Line> {
         Err(_) => Line::Garbage(crate::judge::text::clip(&String::from_utf8_lossy(trimmed), 200)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_oversized_line_names_its_id_from_either_end() {
+        let pad = "x".repeat(100);
+        match oversized_line(9_000_000, format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"{pad}").as_bytes(), b"") {
+            Line::TooLarge { bytes, id, .. } => assert_eq!((bytes, id), (9_000_000, Some(json!(7)))),
+            _ => panic!("too large"),
+        }
+        match oversized_line(
+            9_000_000,
+            format!("{{\"result\":{{\"t\":\"{pad}").as_bytes(),
+            b"x\"}},\"jsonrpc\":\"2.0\",\"id\":\"a-1\"}",
+        ) {
+            Line::TooLarge { id, .. } => assert_eq!(id, Some(json!("a-1"))),
+            _ => panic!("too large"),
+        }
+        match oversized_line(9_000_000, b"not json at all", b"still not") {
+            Line::TooLarge { id, .. } => assert_eq!(id, None),
+            _ => panic!("too large"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_reader_reports_an_oversized_line_and_goes_on() {
+        let mut input = Vec::new();
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":\"");
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        input.extend_from_slice(b"\"}\n{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n");
+        let (tx, mut rx) = mpsc::channel(4);
+        read_lines(&input[..], tx).await;
+        match rx.recv().await {
+            Some(Line::TooLarge { bytes, id, .. }) => {
+                assert_eq!(bytes as usize, input.len() - 1 - b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n".len());
+                assert_eq!(id, Some(json!(3)));
+            }
+            _ => panic!("expected an oversized line first"),
+        }
+        assert!(matches!(rx.recv().await, Some(Line::Json(_))));
+    }
+}
