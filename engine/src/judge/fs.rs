@@ -573,7 +573,7 @@ pub fn effects_read_only(obs: &FsObservations) -> Finding {
         obs,
         calls,
         "declared read-only",
-        "no tool declared read-only could be given a harness-owned control argument",
+        "no tool declared read-only could be called with a harness-owned or harmless argument",
     )
 }
 
@@ -583,7 +583,7 @@ pub fn effects_unannotated(obs: &FsObservations) -> Finding {
         obs,
         calls,
         "carries no annotations",
-        "no unannotated read-style tool could be given a harness-owned control argument",
+        "no unannotated read-style tool could be called with a harness-owned or harmless argument",
     )
 }
 
@@ -631,7 +631,7 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
     Finding::new(
         Verdict::Pass,
         format!(
-            "{} closed-world tool(s) called; nothing connected to the loopback listener (path tools cannot be pointed at it, so this confirms only that nothing connected out during the call)",
+            "{} closed-world tool(s) called; nothing connected to the loopback listener during the calls (a tool not pointed at it can only show that it did not connect to it)",
             calls.len()
         ),
         evidence,

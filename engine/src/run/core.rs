@@ -327,7 +327,7 @@ async fn raw_probe(
     // A ping may overtake the probe's own answer: give it a moment to follow.
     let late = match (&own, id, &ping) {
         (None, Some(n), Reply::Result(_)) => {
-            live.session.late_answer(&json!(format!("sealmark-{n}")), std::time::Duration::from_millis(250)).await
+            live.session.late_answer(&json!(format!("sealmark-{n}")), std::time::Duration::from_millis(50)).await
         }
         _ => None,
     };
