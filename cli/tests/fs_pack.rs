@@ -227,6 +227,11 @@ fn classify_declares_what_the_heuristics_cannot_see() {
         err.contains(":7: classify.read_fil: the server lists no tool \"read_fil\" (did you mean `read_file`?)"),
         "{err}"
     );
+    // doctor, which starts the server too, names the same problem.
+    let out = scratch.run(&["doctor", "--config", cfg.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("problems a run would refuse (exit 2):"), "{report}");
+    assert!(report.contains("classify.read_fil: the server lists no tool \"read_fil\""), "{report}");
     let cfg = scratch.config_args(&["{sandbox}"], "classify:\n  read_file: { class: path, param: pth }\n");
     let err = String::from_utf8_lossy(&scratch.run(&["run", "--config", cfg.to_str().unwrap()]).stderr).into_owned();
     assert!(

@@ -54,8 +54,12 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
             }
             inspection.tools = raw.iter().map(ToolInfo::from_value).filter(|t| config.tools.keeps(&t.name)).collect();
             inspection.classes = inspection.tools.iter().map(|t| classify_declared(t, &config.classify)).collect();
-            if let Err(RunError::Setup(problems)) = probes::validate(&runner, &inspection.tools, &raw) {
-                inspection.probe_problems = Some(problems);
+            let mut problems = config.classify_problems(&inspection.tools);
+            if let Err(RunError::Setup(p)) = probes::validate(&runner, &inspection.tools, &raw) {
+                problems.push(p);
+            }
+            if !problems.is_empty() {
+                inspection.probe_problems = Some(problems.join("\n"));
             }
         }
         None => inspection.unreachable = Some(format!("no handshake: {}", handshake.why_not_open())),
@@ -156,7 +160,7 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         }
     }
     if let Some(problems) = &inspection.probe_problems {
-        out.push_str(&format!("\nprobes: problems a run would refuse:\n{problems}\n"));
+        out.push_str(&format!("\nproblems a run would refuse (exit 2):\n{problems}\n"));
     }
     if !inspection.leftovers.is_empty() {
         out.push_str(&format!("\nthe server left processes behind: {}\n", inspection.leftovers.join(", ")));
