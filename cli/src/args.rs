@@ -19,7 +19,7 @@ pub enum Command {
     /// Grade a server: start it, probe it, print the report.
     #[command(after_help = "Exit codes: 0 every graded pack met the gate; 1 a graded pack is below the gate \
 (with --profile ci, also a pack that ran but could not be graded; with --baseline, also a regression); \
-2 bad usage, config, record or environment; 130 interrupted.\n\n\
+2 bad usage, config, record or environment; 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP (after stopping the server and database and removing the sandbox).\n\n\
 Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
     Run(Box<RunArgs>),
     /// Start the server as `run` would and say, pack by pack, what a run would do.

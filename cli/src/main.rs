@@ -2,6 +2,7 @@
 //! `sealmark-engine`.
 
 mod args;
+mod interrupt;
 mod publish;
 mod reference;
 mod run;
@@ -18,12 +19,13 @@ pub mod exit {
     pub const BELOW_GATE: u8 = 1;
     /// Bad usage, a bad config or record, or a machine problem.
     pub const USAGE: u8 = 2;
-    /// Interrupted (Ctrl-C); the server was stopped and the sandbox removed.
-    pub const INTERRUPTED: u8 = 130;
 }
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    // Orphaned descendants of the servers sealmark starts are reparented to it, so they
+    // are found and killed when the server is stopped.
+    sealmark_engine::run::become_subreaper();
     let code = match cli.command {
         args::Command::Run(a) => run::run(*a),
         args::Command::Doctor(a) => setup::doctor(a),

@@ -33,6 +33,11 @@ pub fn run(args: RunArgs) -> u8 {
     {
         return usage_error(format!("--out: the directory {} does not exist", parent.display()));
     }
+    if let Some(out) = &args.out
+        && out.is_dir()
+    {
+        return usage_error(format!("--out: {} is a directory; use --out-dir for a folder of reports", out.display()));
+    }
     let baseline = match &args.baseline {
         Some(path) => match load_record(path) {
             Ok(r) => Some(r),
@@ -94,10 +99,6 @@ fn live(args: &RunArgs) -> Result<Record, u8> {
         }
         config.upstream.kind = Some("http".to_string());
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return Err(usage_error(format!("cannot start the async runtime: {e}"))),
-    };
     let (identity_a, identity_b) = identities(args, &config)?;
     let options = RunOptions {
         keep_sandbox: args.keep_sandbox,
@@ -107,21 +108,9 @@ fn live(args: &RunArgs) -> Result<Record, u8> {
         active: args.active,
     };
     eprintln!("sealmark: running {}", describe_target(&config));
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            r = run_server(&config, &options) => Some(r),
-            // Dropping the run stops the server's process group and removes the sandbox.
-            _ = tokio::signal::ctrl_c() => None,
-        }
-    });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
-    let record = match outcome {
-        None => {
-            eprintln!("sealmark: interrupted; the server was stopped and the sandbox removed");
-            return Err(exit::INTERRUPTED);
-        }
-        Some(Err(e)) => return Err(usage_error(e)),
-        Some(Ok(out)) => {
+    let record = match crate::interrupt::run_to_end(run_server(&config, &options))? {
+        Err(e) => return Err(usage_error(e)),
+        Ok(out) => {
             if let Some(dir) = &out.kept_sandbox {
                 eprintln!("sealmark: the sandbox was kept at {}", dir.display());
             }
@@ -189,7 +178,11 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
         if file.is_some() {
             return Err(usage_error("give either --config or a command after --, not both"));
         }
-        return Ok(Config::quick(cmd, rest));
+        let config = Config::quick(cmd, rest);
+        if let Some((key, message)) = config.placeholder_problems().into_iter().next() {
+            return Err(usage_error(format!("the command after --: {key}: {message}")));
+        }
+        return Ok(config);
     }
     let path = file.map_or_else(|| std::path::PathBuf::from("sealmark.yaml"), Path::to_path_buf);
     let text = match std::fs::read_to_string(&path) {
@@ -272,13 +265,31 @@ fn describe_target(config: &Config) -> String {
     }
 }
 
-/// Writes through a temporary file in the same directory, so a failed run never
-/// leaves a half-written report where a good one was.
+/// Writes a report or config without ever leaving half of it: a new path or a regular
+/// file is replaced by renaming a finished temporary file over it. Anything else that
+/// exists (a FIFO, a device, `/dev/stdout`, a symlink) is written in place, because
+/// renaming over it would replace the device or link with a plain file. A directory is
+/// refused.
 pub fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Ok(_) => {
+            if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                return Err(std::io::Error::other("it is a directory"));
+            }
+            let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
+            return f.write_all(text.as_ref()).and_then(|()| f.flush());
+        }
+        Err(e) => return Err(e),
+    }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{}.sealmark-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("report")));
     std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 fn print_grades(record: &Record) {

@@ -11,24 +11,8 @@ use std::io::IsTerminal;
 
 /// Starts the server once, as `run` would, and reads what it declares.
 fn inspected(config: &Config, pg: Option<String>, no_embedded: bool) -> Result<Inspection, u8> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| usage_error(format!("cannot start the async runtime: {e}")))?;
     let options = RunOptions { db: DbOptions { pg, no_embedded }, ..Default::default() };
-    let result = runtime.block_on(async {
-        tokio::select! {
-            r = inspect(config, &options) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
-        }
-    });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
-    match result {
-        None => Err(exit::INTERRUPTED),
-        Some(Err(e)) => Err(usage_error(e)),
-        Some(Ok(i)) => Ok(i),
-    }
+    crate::interrupt::run_to_end(inspect(config, &options))?.map_err(usage_error)
 }
 
 pub fn doctor(args: TargetArgs) -> u8 {
@@ -40,7 +24,7 @@ pub fn doctor(args: TargetArgs) -> u8 {
         Ok(i) => i,
         Err(code) => return code,
     };
-    print!("{}", report(&config, &inspection));
+    print!("{}", sealmark_engine::render::printable(report(&config, &inspection)));
     if inspection.probe_problems.is_some() {
         exit::USAGE
     } else if inspection.unreachable.is_some() {

@@ -148,6 +148,57 @@ fn out_writes_the_file_and_prints_grades_on_stderr() {
     assert_eq!(rec["config"]["standard"], true);
 }
 
+/// `--out` replaces only regular files atomically: a FIFO (like a device or
+/// `/dev/stdout`) is written in place, a link keeps pointing where it did, and a
+/// directory is refused before the server is started.
+#[test]
+fn out_writes_fifos_and_links_in_place_and_refuses_a_directory() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "");
+    let fifo = scratch.path().join("report.fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the fifo"))
+    };
+    let out = scratch.run(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--format",
+        "summary",
+        "--out",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(reader.join().unwrap().contains("core"));
+    let meta = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()), "the FIFO was replaced");
+
+    let target = scratch.path().join("target.txt");
+    std::fs::write(&target, "old").unwrap();
+    let link = scratch.path().join("link.txt");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = scratch.run(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--format",
+        "summary",
+        "--out",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(std::fs::read_to_string(&target).unwrap().contains("core"));
+
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--out", scratch.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is a directory"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("sealmark: running"), "refused before the run");
+}
+
 #[test]
 fn a_changed_locked_setting_makes_the_run_custom() {
     let scratch = Scratch::new();
@@ -239,6 +290,44 @@ fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
 
 /// The cluster directories of embedded runs, and those a running Postgres names: as a
 /// set, so clusters of other runs on the machine that come and go do not count.
+/// SIGTERM in the middle of a db run (how CI cancels a job) stops the server and the
+/// embedded Postgres and removes the cluster and the sandbox.
+#[test]
+fn sigterm_during_a_db_run_leaves_no_process_no_postgres_and_no_temp_directory() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&common::toy_sql(), &["--mode", "no-timeout"], "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let before = pg_clusters();
+    let child = Command::new(sealmark())
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .env("TMPDIR", scratch.path().join("tmp"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the server runs, the cluster runs too.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while scratch.survivors().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!scratch.survivors().is_empty(), "the server never started");
+    assert!(pg_clusters().difference(&before).next().is_some(), "no cluster was running");
+    // SAFETY: signalling a child we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("stopped the embedded Postgres"), "{err}");
+    let left: Vec<String> = pg_clusters().difference(&before).cloned().collect();
+    assert!(left.is_empty(), "the cluster is stopped and removed: {left:?}");
+    assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
+    assert!(scratch.sandbox_removed());
+}
+
 fn pg_clusters() -> std::collections::BTreeSet<String> {
     let running = std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| {
         let cmd = std::fs::read_to_string(e.path().join("cmdline")).ok()?;
@@ -432,4 +521,56 @@ fn the_standard_profile_carries_the_hash_of_a_standard_run() {
     assert_eq!(rec["config"]["profile"], "standard");
     assert_eq!(rec["config"]["hash"], hash.as_str());
     assert!(text.contains("  robust-input: { enabled: true, severity: scored, max_tools: 25"), "{text}");
+}
+
+/// The rest of sealmark's own input: an unknown placeholder, a duplicate key at its own
+/// line, a --pg that cannot be reached, a record with a check twice. Each exits 2.
+#[test]
+fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["{sandbx}"], "");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(":3: server.args[0]: unknown placeholder {sandbx} (did you mean `{sandbox}`?)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = scratch.run(&["run", "--", toy_server().to_str().unwrap(), "{sandbx}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown placeholder {sandbx}"), "{}", stderr(&out));
+
+    let dup = scratch.path().join("dup.yaml");
+    std::fs::write(&dup, "server:\n  command: ./x\n  args: [\"{sandbox}\"]\n  command: ./y\n").unwrap();
+    let out = scratch.run(&["run", "--config", dup.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("dup.yaml:4: server.command: this key appears twice (first on line 2)"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cfg = scratch.path().join("sql.yaml");
+    let text = format!("server:\n  command: {}\n  env:\n    DATABASE_URL: \"{{dsn}}\"\n", common::toy_sql().display());
+    std::fs::write(&cfg, text).unwrap();
+    let pg = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--pg", &pg]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot reach Postgres at 127.0.0.1:"), "{}", stderr(&out));
+
+    // A saved record holding one check twice.
+    let good = scratch.config("good", "");
+    let out = scratch.run(&["run", "--config", good.to_str().unwrap(), "--format", "json"]);
+    let mut rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = rec["checks"][0].clone();
+    rec["checks"].as_array_mut().unwrap().push(first);
+    let saved = scratch.path().join("twice.json");
+    std::fs::write(&saved, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+    let out = scratch.run(&["run", "--replay", saved.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("repeats the check id \"handshake\" of checks[0]"), "{}", stderr(&out));
+    let out = scratch.run(&["run", "--config", good.to_str().unwrap(), "--baseline", saved.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
 }

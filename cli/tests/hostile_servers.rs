@@ -1,5 +1,6 @@
-//! A misbehaving server gives a finished report with inconclusive verdicts, and
-//! nothing it started is left running.
+//! A misbehaving server gives a finished report (a handshake that never completes is a
+//! failed handshake; what could not be observed is inconclusive), and nothing it
+//! started is left running.
 
 mod common;
 
@@ -12,37 +13,48 @@ use std::time::{Duration, Instant};
 const FAST: &str = "timeout_probe_sec: 2\n";
 
 fn hostile(mode: &str) -> (serde_json::Value, Scratch) {
-    let scratch = Scratch::new();
-    let started = Instant::now();
-    let (rec, _) = record(&scratch, mode, FAST);
-    assert!(started.elapsed() < Duration::from_secs(30), "mode {mode} took {:?}", started.elapsed());
-    assert!(scratch.survivors().is_empty(), "mode {mode} left processes: {:?}", scratch.survivors());
-    assert!(scratch.sandbox_removed(), "mode {mode}: sandbox not removed");
+    let (rec, _, scratch) = hostile_with_code(mode);
     (rec, scratch)
 }
 
+fn hostile_with_code(mode: &str) -> (serde_json::Value, i32, Scratch) {
+    let scratch = Scratch::new();
+    let started = Instant::now();
+    let (rec, code) = record(&scratch, mode, FAST);
+    assert!(started.elapsed() < Duration::from_secs(30), "mode {mode} took {:?}", started.elapsed());
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes: {:?}", scratch.survivors());
+    assert!(scratch.sandbox_removed(), "mode {mode}: sandbox not removed");
+    (rec, code, scratch)
+}
+
+/// A handshake that never completes is evidence: handshake fails, core is graded, and
+/// the gate fails (exit 1) by the methodology's own rule.
+fn failed_handshake(mode: &str) -> serde_json::Value {
+    let (rec, code, _) = hostile_with_code(mode);
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Fail, "mode {mode}");
+    assert_eq!(rec["packs"]["core"]["grade"]["letter"], "F", "mode {mode}: {}", rec["packs"]["core"]);
+    assert_eq!(code, 1, "mode {mode}");
+    rec
+}
+
 #[test]
-fn hang_at_initialize_is_inconclusive() {
-    let (rec, _) = hostile("hang-init");
-    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
-    assert_eq!(rec["packs"]["core"]["status"], "inconclusive");
+fn hang_at_initialize_fails_the_handshake_and_the_gate() {
+    let rec = failed_handshake("hang-init");
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("no answer within 2s"), "{summary}");
 }
 
 #[test]
-fn exit_at_start_is_inconclusive_and_says_how_it_exited() {
-    let (rec, _) = hostile("die-at-start");
-    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+fn exit_at_start_fails_the_handshake_and_says_how_it_exited() {
+    let rec = failed_handshake("die-at-start");
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("exited with status 3"), "{summary}");
     assert!(rec["serverLog"]["head"].as_str().unwrap().contains("exiting at start"));
 }
 
 #[test]
-fn stdout_flood_is_bounded_and_inconclusive() {
-    let (rec, _) = hostile("flood-stdout");
-    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+fn stdout_flood_is_bounded_and_fails_the_handshake() {
+    let rec = failed_handshake("flood-stdout");
     // The server log keeps a bounded head of the stderr flood.
     assert!(rec["serverLog"]["truncated"].as_bool().unwrap());
     assert!(rec["serverLog"]["head"].as_str().unwrap().len() <= 64 * 1024);
@@ -50,10 +62,11 @@ fn stdout_flood_is_bounded_and_inconclusive() {
 
 #[test]
 fn garbage_answers_are_named() {
-    let (rec, _) = hostile("garbage");
-    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+    let rec = failed_handshake("garbage");
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("not JSON"), "{summary}");
+    // The junk lines are reported as the server's, advisory.
+    assert!(rec["unasked"]["junkLines"].as_u64().unwrap() >= 1, "{}", rec["unasked"]);
 }
 
 #[test]
@@ -93,39 +106,12 @@ fn calls_that_never_return_are_bounded() {
 }
 
 #[test]
-fn ctrl_c_stops_the_server_removes_the_sandbox_and_exits_130() {
-    let scratch = Scratch::new();
-    let cfg = scratch.config("hang-init", "");
-    let child = std::process::Command::new(common::sealmark())
-        .args(["run", "--config", cfg.to_str().unwrap()])
-        .env("TMPDIR", scratch.path().join("tmp"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the server is running, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while scratch.survivors().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!scratch.survivors().is_empty(), "the server never started");
-    // SAFETY: signalling a child we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
-    assert!(scratch.sandbox_removed());
-}
-
-#[test]
 fn an_enormous_line_is_dropped_not_buffered() {
-    let (rec, _) = hostile("huge-line");
-    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+    let rec = failed_handshake("huge-line");
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     // The 20 MiB line is an answer too large to parse, not garbage, and no wait.
-    assert!(summary.contains("20971564 bytes, longer than the harness reads"), "{summary}");
+    assert!(summary.contains("its answer was 20971"), "{summary}");
+    assert!(summary.contains("bytes, longer than the harness reads"), "{summary}");
 }
 
 /// A custom check and a valid call against a server whose calls hang: the probes are
@@ -145,4 +131,104 @@ fn probes_against_hung_calls_are_inconclusive_not_hung() {
     let probe = &rec["custom"]["probes"][0];
     assert_eq!(probe["verdict"], "inconclusive", "{probe}");
     assert!(rec["probes"]["calls"][0]["outcome"].as_str().is_some(), "{}", rec["probes"]);
+}
+
+/// A server's name, version and tool names never reach the terminal raw: escapes and
+/// bidi overrides are spelled out in every human format, and no machine format carries
+/// a raw U+202E.
+#[test]
+fn terminal_escapes_from_the_server_are_spelled_out() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("terminal-escapes", FAST);
+    for format in ["text", "markdown", "summary", "sarif", "junit", "json"] {
+        let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", format]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        for c in ['\u{1b}', '\u{7}', '\u{8}', '\r', '\u{202e}'] {
+            assert!(!text.contains(c), "{format} carries {c:?} raw");
+        }
+        if format == "text" {
+            assert!(text.contains("Evil\\u{1b}[2J"), "{text}");
+            assert!(text.contains("stat\\u{202e}txt.exe"), "{text}");
+        }
+        if format == "json" {
+            // Escaped, not lost: the record still holds the server's exact name.
+            let rec: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(rec["server"]["name"], "Evil\u{1b}[2J\u{1b}]0;pwned\u{7} Server");
+        }
+    }
+}
+
+/// Answers sent ahead for ids the server guesses are dropped and counted: a server that
+/// wedges on malformed input fails robust-input even though it pre-answered its pings.
+#[test]
+fn answers_to_ids_never_sent_are_dropped_and_counted() {
+    let (rec, _) = hostile("forges-answers");
+    assert_eq!(verdict(&rec, "robust-input"), Verdict::Fail);
+    assert!(rec["unasked"]["unsolicitedAnswers"].as_u64().unwrap() > 0, "{}", rec["unasked"]);
+}
+
+/// A server that floods the client with requests of its own while it reads nothing
+/// neither stalls the run nor hides the answers that matter.
+#[test]
+fn a_flood_of_server_requests_is_refused_without_waiting() {
+    // The default timeout: the toy stops reading for two seconds, as long as FAST.
+    let scratch = Scratch::new();
+    let (rec, _) = record(&scratch, "floods-requests", "");
+    assert!(scratch.survivors().is_empty());
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Pass);
+    assert_eq!(rec["server"]["tools"].as_array().unwrap().len(), 4, "{}", rec["server"]);
+    let asked = &rec["unasked"]["serverRequests"];
+    assert_eq!(asked["roots/list"], 1000, "{}", rec["unasked"]);
+    assert!(rec["unasked"]["serverRequestsUnanswered"].as_u64().unwrap() > 0);
+}
+
+/// Ctrl-C, SIGTERM (how CI cancels a job) and SIGHUP end a run alike: server stopped,
+/// sandbox removed, the conventional exit code, and a word on stderr about what was
+/// cleaned.
+#[test]
+fn sigint_sigterm_and_sighup_stop_the_server_and_remove_the_sandbox() {
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let scratch = Scratch::new();
+        let cfg = scratch.config("hang-init", "");
+        let child = std::process::Command::new(common::sealmark())
+            .args(["run", "--config", cfg.to_str().unwrap()])
+            .env("TMPDIR", scratch.path().join("tmp"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while scratch.survivors().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!scratch.survivors().is_empty(), "the server never started");
+        // SAFETY: signalling a child we spawned.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains("stopped the server"), "{err}");
+        assert!(err.contains("removed the sandbox directory"), "{err}");
+        assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
+        assert!(scratch.sandbox_removed());
+    }
+}
+
+/// A child that leaves the session, scrubs its environment and is orphaned is adopted
+/// by sealmark (a child subreaper), found, killed and listed.
+#[test]
+fn orphans_with_a_scrubbed_environment_are_found_killed_and_named() {
+    let (rec, _) = hostile("escape-scrubbed");
+    let left = rec["sandbox"]["leftoverProcesses"].as_array().unwrap();
+    assert!(left.iter().any(|l| l.as_str().unwrap().starts_with("sleep")), "{left:?}");
+    let sleepers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.trim() == "sleep 6001")
+        .collect();
+    assert!(sleepers.is_empty(), "still running: {sleepers:?}");
 }

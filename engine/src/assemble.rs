@@ -47,6 +47,7 @@ pub struct RunFacts {
     /// The custom checks (from `probes:` with a check), with their probes' verdicts.
     pub custom: Vec<(crate::probes::CheckMeta, Finding)>,
     pub custom_probes: Vec<CustomProbe>,
+    pub unasked: Unasked,
 }
 
 /// The weight a check counts with in this run: `checks.<id>.severity` when set, else
@@ -246,6 +247,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         upstream: facts.upstream,
         probes: (!facts.probe_calls.is_empty()).then_some(ProbesRecord { calls: facts.probe_calls }),
         custom: (!facts.custom_probes.is_empty()).then_some(CustomRecord { probes: facts.custom_probes }),
+        unasked: facts.unasked,
     }
 }
 

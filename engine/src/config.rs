@@ -195,7 +195,6 @@ impl Config {
         }
     }
 
-    /// A check's setting: the configured value, else the registry default.
     /// What `classify:` says that the server's tool list contradicts: a tool it does
     /// not list, or a param its schema does not declare (a schema that declares none
     /// may name any), each as `file:line: key: message` with a did-you-mean.
@@ -228,6 +227,7 @@ impl Config {
         out
     }
 
+    /// A check's setting: the configured value, else the registry default.
     pub fn setting(&self, check: &str, key: &str) -> Value {
         if let Some(v) = self.checks.get(check).and_then(|c| c.settings.get(key)) {
             return v.clone();
@@ -274,6 +274,30 @@ impl Config {
         out
     }
 
+    /// Placeholders in the server's strings that sealmark does not fill, each as its
+    /// key and a message with a did-you-mean. A `${VARIABLE}` is not a placeholder.
+    pub fn placeholder_problems(&self) -> Vec<(String, String)> {
+        static PLACEHOLDER: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new(r"(^|[^$])\{([A-Za-z_][A-Za-z0-9_:]*)\}").expect("valid"));
+        let mut out = Vec::new();
+        for (key, text) in self.server_texts() {
+            for cap in PLACEHOLDER.captures_iter(text) {
+                let name = &cap[2];
+                if SERVER_PLACEHOLDERS.contains(&name) {
+                    continue;
+                }
+                let hint = did_you_mean(name, SERVER_PLACEHOLDERS.iter().copied())
+                    .map(|s| format!(" (did you mean `{{{s}}}`?)"))
+                    .unwrap_or_default();
+                out.push((
+                    key.clone(),
+                    format!("unknown placeholder {{{name}}}{hint}; sealmark fills {}", placeholder_list()),
+                ));
+            }
+        }
+        out
+    }
+
     /// Why this config adds a candidate pack by itself, when it does.
     pub fn declares(&self, pack: Pack) -> Option<&'static str> {
         match pack {
@@ -306,6 +330,30 @@ impl Config {
     pub fn enabled(&self, check: &str) -> bool {
         self.checks.get(check).and_then(|c| c.enabled).unwrap_or(true)
     }
+}
+
+/// The placeholders sealmark fills in the server's command, args, env, url and headers.
+pub const SERVER_PLACEHOLDERS: [&str; 16] = [
+    "sandbox",
+    "sandbox_home",
+    "canary",
+    "listener",
+    "dsn",
+    "host",
+    "port",
+    "user",
+    "password",
+    "db",
+    "sqlite",
+    "repo",
+    "upstream",
+    "bearer",
+    "bearer:a",
+    "bearer:b",
+];
+
+fn placeholder_list() -> String {
+    SERVER_PLACEHOLDERS.iter().map(|p| format!("{{{p}}}")).collect::<Vec<_>>().join(", ")
 }
 
 /// One problem in a config file.
@@ -347,6 +395,13 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
     let doc: Yaml = match serde_yaml_ng::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
+            // The parser places a duplicate key at its mapping; name the duplicate's own line.
+            if e.to_string().contains("duplicate entry")
+                && let Some((key, line, first)) = KeyLines::scan(text).repeated.into_iter().next()
+            {
+                let message = format!("this key appears twice (first on line {first}); keep one");
+                return fail(vec![Problem { line, key, message }]);
+            }
             let line = e.location().map_or(1, |l| l.line());
             return fail(vec![Problem { line, key: String::new(), message: format!("not valid YAML: {e}") }]);
         }
@@ -510,6 +565,9 @@ impl Validator<'_> {
                 "identities",
                 "identities replace the {bearer} tokens, but no server.headers value holds {bearer}",
             );
+        }
+        for (key, message) in config.placeholder_problems() {
+            self.problem(&key, message);
         }
         for (key, text) in config.server_texts() {
             if text.contains("{bearer") && !key.starts_with("server.headers") {
@@ -971,6 +1029,8 @@ fn setting_value(kind: SettingKind, v: &Yaml) -> Result<Value, String> {
 #[derive(Debug, Default)]
 pub struct KeyLines {
     lines: BTreeMap<String, usize>,
+    /// Keys met a second time: the key, its new line, the first line.
+    repeated: Vec<(String, usize, usize)>,
 }
 
 impl KeyLines {
@@ -983,6 +1043,7 @@ impl KeyLines {
         }
         let mut stack: Vec<Open> = Vec::new();
         let mut lines = BTreeMap::new();
+        let mut repeated = Vec::new();
         for (n, raw) in text.lines().enumerate() {
             let lineno = n + 1;
             let trimmed = raw.trim_start();
@@ -1020,13 +1081,18 @@ impl KeyLines {
                         stack.pop();
                     }
                     let path = join(stack.last().map_or("", |o| o.path.as_str()), &key);
-                    lines.entry(path.clone()).or_insert(lineno);
+                    match lines.get(&path) {
+                        Some(first) => repeated.push((path.clone(), lineno, *first)),
+                        None => {
+                            lines.insert(path.clone(), lineno);
+                        }
+                    }
                     stack.push(Open { col, path, item: false, next_index: 0 });
                 }
                 break;
             }
         }
-        KeyLines { lines }
+        KeyLines { lines, repeated }
     }
 
     /// The line of exactly this key, if it was placed.

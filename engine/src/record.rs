@@ -37,6 +37,65 @@ pub struct Record {
     /// The custom checks' probes, each with its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<CustomRecord>,
+    /// What the server sent besides answers to the harness's requests (advisory).
+    #[serde(default, skip_serializing_if = "Unasked::is_empty")]
+    pub unasked: Unasked,
+}
+
+/// What a server sent that answered nothing the harness asked: advisory, never a
+/// verdict. Each is a sign of a server that is broken or that tries to steer its client.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Unasked {
+    /// Lines on stdout that are not JSON.
+    pub junk_lines: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_junk_line: Option<String>,
+    /// Answers to request ids the harness never sent, or a second answer to one; they
+    /// were dropped, never taken as an answer.
+    pub unsolicited_answers: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_unsolicited_answer: Option<String>,
+    /// Requests the server sent to the harness, by method (the harness offers no client
+    /// capabilities and refuses them, answering `ping` only).
+    pub server_requests: BTreeMap<String, u64>,
+    /// Of those, how many got no answer: past the per-session bound, or while the server
+    /// was not reading its stdin.
+    pub server_requests_unanswered: u64,
+}
+
+impl Unasked {
+    pub fn is_empty(&self) -> bool {
+        *self == Unasked::default()
+    }
+
+    /// One line per kind, for the reports.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.junk_lines > 0 {
+            let first = self.first_junk_line.as_deref().unwrap_or_default();
+            out.push(format!("{} line(s) on stdout that are not JSON, the first: \"{first}\"", self.junk_lines));
+        }
+        if self.unsolicited_answers > 0 {
+            let first = self.first_unsolicited_answer.as_deref().unwrap_or_default();
+            out.push(format!(
+                "{} answer(s) to request ids the harness never sent (or answered twice), dropped; the first: {first}",
+                self.unsolicited_answers
+            ));
+        }
+        if !self.server_requests.is_empty() {
+            let asked: Vec<String> = self.server_requests.iter().map(|(m, n)| format!("{m} ×{n}")).collect();
+            let mut line = format!("requests from the server: {}", asked.join(", "));
+            if self.server_requests_unanswered > 0 {
+                line.push_str(&format!(
+                    "; {} left unanswered (over the bound, or it was not reading)",
+                    self.server_requests_unanswered
+                ));
+            }
+            out.push(line);
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -86,10 +145,14 @@ pub enum SavedRecordError {
     OtherMethodology { found: String },
     #[error("record version {found} is newer than this sealmark reads ({}); update sealmark", crate::SCHEMA_VERSION)]
     NewerVersion { found: u32 },
+    /// Two results for one check: which one counts would be a guess, so neither does.
+    #[error("checks[{again}] repeats the check id \"{id}\" of checks[{first}]; a record holds one result per check")]
+    RepeatedCheck { id: String, first: usize, again: usize },
 }
 
 /// A saved record, refused when it is not JSON of a record, comes from another
-/// methodology, or has a newer record version than this build reads.
+/// methodology, has a newer record version than this build reads, or holds two results
+/// for one check.
 pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
     let record: Record = serde_json::from_str(text).map_err(|e| SavedRecordError::NotARecord {
         line: e.line(),
@@ -101,6 +164,12 @@ pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
     }
     if record.config.schema_version > crate::SCHEMA_VERSION {
         return Err(SavedRecordError::NewerVersion { found: record.config.schema_version });
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, check) in record.checks.iter().enumerate() {
+        if let Some(first) = seen.insert(check.id.as_str(), i) {
+            return Err(SavedRecordError::RepeatedCheck { id: check.id.clone(), first, again: i });
+        }
     }
     Ok(record)
 }

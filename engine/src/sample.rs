@@ -59,6 +59,7 @@ fn facts() -> RunFacts {
         probe_calls: vec![],
         custom: vec![],
         custom_probes: vec![],
+        unasked: Default::default(),
     }
 }
 

@@ -29,17 +29,24 @@ pub struct CoreObservations {
     pub canaries: Vec<Canary>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub enum HandshakeObs {
-    Answered { offered: String, result: Value },
-    Rejected { offered: String, code: i64, message: String },
-    NoAnswer { reason: String },
-}
-
-impl Default for HandshakeObs {
-    fn default() -> Self {
-        HandshakeObs::NoAnswer { reason: "the handshake was not attempted".to_string() }
-    }
+    Answered {
+        offered: String,
+        result: Value,
+    },
+    Rejected {
+        offered: String,
+        code: i64,
+        message: String,
+    },
+    /// The server was started but did not complete the handshake: no answer within the
+    /// timeout, an answer to another id, garbage, an answer too large, or it went away.
+    NoAnswer {
+        reason: String,
+    },
+    #[default]
+    NotAttempted,
 }
 
 impl HandshakeObs {
@@ -48,6 +55,7 @@ impl HandshakeObs {
         match self {
             HandshakeObs::Rejected { code, message, .. } => format!("JSON-RPC error {code}: {message}"),
             HandshakeObs::NoAnswer { reason } => reason.clone(),
+            HandshakeObs::NotAttempted => "the handshake was not attempted".to_string(),
             HandshakeObs::Answered { .. } => "no capabilities".to_string(),
         }
     }
@@ -204,9 +212,15 @@ fn quote(text: &str) -> String {
 pub fn handshake(obs: &CoreObservations) -> Finding {
     let init = Evidence::new("initialize", "", VerifiedBy::Response).code("core.handshake.initialize");
     let (offered, result) = match &obs.handshake {
+        // A server that was started and never completes the handshake is unusable by any
+        // client: that is evidence, and a failure.
         HandshakeObs::NoAnswer { reason } => {
             let ev = Evidence { outcome: format!("no initialize answer: {reason}"), ..init };
-            return Finding::new(Verdict::Inconclusive, format!("no initialize answer: {reason}"), vec![ev]);
+            return Finding::new(Verdict::Fail, format!("the handshake did not complete: {reason}"), vec![ev]);
+        }
+        HandshakeObs::NotAttempted => {
+            let ev = Evidence { outcome: "the handshake was not attempted".to_string(), ..init };
+            return Finding::new(Verdict::Inconclusive, "the handshake was not attempted", vec![ev]);
         }
         HandshakeObs::Rejected { offered, code, message } => {
             let outcome =

@@ -42,7 +42,7 @@ pub fn badge_text(r: &Record) -> BadgeText {
 pub fn shields(r: &Record) -> String {
     let b = badge_text(r);
     let doc = serde_json::json!({ "schemaVersion": 1, "label": b.label, "message": b.message, "color": b.color });
-    let mut s = serde_json::to_string_pretty(&doc).expect("serialises");
+    let mut s = super::json_escaped(serde_json::to_string_pretty(&doc).expect("serialises"));
     s.push('\n');
     s
 }
@@ -93,6 +93,10 @@ pub fn escape(s: &str) -> String {
             // Characters XML 1.0 cannot carry at all.
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            // Kept, as references: DEL, C1 and the invisible characters never appear raw.
+            c if (c as u32) >= 0x7f && (c.is_control() || crate::judge::text::is_invisible(c)) => {
+                out.push_str(&format!("&#x{:x};", c as u32))
             }
             c => out.push(c),
         }

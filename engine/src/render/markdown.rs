@@ -104,6 +104,14 @@ pub fn render(r: &Record) -> String {
     }
     let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
     let _ = writeln!(o, "Badge: {badge} ({}).\n", r.badge.reason);
+    let unasked = r.unasked.lines();
+    if !unasked.is_empty() {
+        o.push_str("Sent unasked (advisory, not scored):\n\n");
+        for line in unasked {
+            let _ = writeln!(o, "- {}", md(&line));
+        }
+        o.push('\n');
+    }
     if !r.not_covered.is_empty() {
         o.push_str("<details><summary>Not covered</summary>\n\n");
         for line in &r.not_covered {
@@ -112,11 +120,11 @@ pub fn render(r: &Record) -> String {
         o.push_str("\n</details>\n\n");
     }
     let _ = writeln!(o, "{CLOSING_LINE}");
-    o
+    super::printable(o)
 }
 
 /// What the exit code means, as `sealmark run --help` says it.
-pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it (with --profile ci also a pack that ran but could not be graded, with --baseline also a regression); 2 bad usage, config, record or environment; 130 interrupted.";
+pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it (with --profile ci also a pack that ran but could not be graded, with --baseline also a regression); 2 bad usage, config, record or environment; 130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP (the server, database and sandbox are cleaned up first).";
 
 /// The summary: a grade card per pack, one row per check with failures first, what to
 /// fix, and what the exit code means.
@@ -153,5 +161,5 @@ pub fn summary(r: &Record) -> String {
         }
     }
     let _ = writeln!(o, "\nExit code: {EXIT_CODES}");
-    o
+    super::printable(o)
 }

@@ -11,9 +11,56 @@ use crate::record::Record;
 
 /// The full record as 2-space indented JSON, with a final newline.
 pub fn json(record: &Record) -> String {
-    let mut s = serde_json::to_string_pretty(record).expect("a record always serialises");
+    let mut s = json_escaped(serde_json::to_string_pretty(record).expect("a record always serialises"));
     s.push('\n');
     s
+}
+
+/// Whether a character must never reach a terminal or a page as it came: controls
+/// (ESC, BEL, CR, BS, DEL, the C1 range…) and the invisible ones (bidi overrides,
+/// zero-width, tag characters) that make text read differently from what it holds.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || crate::judge::text::is_invisible(c)
+}
+
+/// A human-readable report with every unsafe character but the line break and the tab
+/// written as a `\u{…}` escape, so a server's name, version or tool names cannot
+/// rewrite the reader's terminal. The harness's own text has no such characters.
+pub fn printable(report: String) -> String {
+    if !report.chars().any(|c| unsafe_char(c) && c != '\n' && c != '\t') {
+        return report;
+    }
+    let mut out = String::with_capacity(report.len());
+    for c in report.chars() {
+        if unsafe_char(c) && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Serialised JSON with every unsafe character written as a `\uXXXX` escape (a
+/// surrogate pair above U+FFFF). The data is unchanged; only the bytes are safe to view.
+/// serde_json escapes C0 controls itself, but not DEL, C1 or the invisible ones.
+pub fn json_escaped(text: String) -> String {
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        // Outside strings JSON holds only ASCII punctuation and whitespace, never these.
+        if unsafe_char(c) && !matches!(c, '\n' | '\t' | '\r' | ' ') {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Fails when a generated file (`path`, from the repository root) differs from what the

@@ -41,7 +41,7 @@ pub fn render(r: &Record) -> String {
             },
         }],
     });
-    let mut s = serde_json::to_string_pretty(&doc).expect("serialises");
+    let mut s = super::json_escaped(serde_json::to_string_pretty(&doc).expect("serialises"));
     s.push('\n');
     s
 }

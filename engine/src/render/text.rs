@@ -42,6 +42,14 @@ pub fn render(r: &Record) -> String {
         }
         o.push('\n');
     }
+    let unasked = r.unasked.lines();
+    if !unasked.is_empty() {
+        o.push_str("Sent unasked (advisory, not scored):\n");
+        for line in unasked {
+            let _ = writeln!(o, "  - {line}");
+        }
+        o.push('\n');
+    }
     if !r.not_covered.is_empty() {
         o.push_str("Not covered:\n");
         for line in r.not_covered.iter().take(NOT_COVERED_LINES) {
@@ -54,7 +62,7 @@ pub fn render(r: &Record) -> String {
     }
     o.push_str(CLOSING_LINE);
     o.push('\n');
-    out
+    super::printable(out)
 }
 
 fn header(o: &mut String, r: &Record) {

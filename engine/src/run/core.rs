@@ -67,12 +67,16 @@ struct Probe {
 enum Send {
     /// A tools/call with these arguments; the answer is awaited by id.
     Call { tool: String, args: Value },
-    /// A raw message with no usable id (or none at all); a ping fences it.
-    Raw { bytes: Vec<u8>, id: Option<u64> },
+    /// A raw message with no usable id (or none at all); a ping fences it. With `id`,
+    /// the bytes hold `RAW_ID` where the id goes, minted when the probe is sent.
+    Raw { bytes: Vec<u8>, id: bool },
 }
 
+/// Where a raw probe's id goes, replaced by an unpredictable one at send time.
+const RAW_ID: &str = "\"sealmark-id\"";
+
 /// The per-tool probes for one tool, from its schema.
-fn tool_probes(tool: &ToolInfo, oversized: usize, depth: usize, next_id: &mut u64) -> Vec<Probe> {
+fn tool_probes(tool: &ToolInfo, oversized: usize, depth: usize) -> Vec<Probe> {
     let schema = tool.raw.get("inputSchema");
     let prop = |name: &str| schema.and_then(|s| s.get("properties")).and_then(|p| p.get(name));
     let closed = schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false));
@@ -130,11 +134,9 @@ fn tool_probes(tool: &ToolInfo, oversized: usize, depth: usize, next_id: &mut u6
         out.push(probe);
     }
     if let Some((name, ty)) = tool.params.first() {
-        let id = *next_id;
-        *next_id += 1;
         let nested = format!("{}0{}", "[".repeat(depth), "]".repeat(depth));
         let line = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":\"sealmark-{id}\",\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{{{}:{nested}}}}}}}\n",
+            "{{\"jsonrpc\":\"2.0\",\"id\":{RAW_ID},\"method\":\"tools/call\",\"params\":{{\"name\":{},\"arguments\":{{{}:{nested}}}}}}}\n",
             json!(tool.name),
             json!(name)
         );
@@ -145,23 +147,21 @@ fn tool_probes(tool: &ToolInfo, oversized: usize, depth: usize, next_id: &mut u6
             arg: Some(name.clone()),
             shown_args: Some(json!({ name: format!("<{depth} nested arrays>") })),
             must_reject: ty != "array" && ty != "any",
-            send: Send::Raw { bytes: line.into_bytes(), id: Some(id) },
+            send: Send::Raw { bytes: line.into_bytes(), id: true },
         });
     }
     out
 }
 
 /// The per-session probes: malformed requests and a line that is not JSON.
-fn session_probes(first_tool: Option<&str>, next_id: &mut u64) -> Vec<Probe> {
-    let mut raw = |name: &'static str, detail: &str, body: Option<Value>| {
-        let id = *next_id;
-        *next_id += 1;
+fn session_probes(first_tool: Option<&str>) -> Vec<Probe> {
+    let raw = |name: &'static str, detail: &str, body: Option<Value>| {
         let (bytes, id) = match body {
             Some(mut v) => {
-                v["id"] = json!(format!("sealmark-{id}"));
-                (format!("{v}\n").into_bytes(), Some(id))
+                v["id"] = json!("sealmark-id");
+                (format!("{v}\n").into_bytes(), true)
             }
-            None => (b"{\"jsonrpc\": \"2.0\", \"method\": this is not json\n".to_vec(), None),
+            None => (b"{\"jsonrpc\": \"2.0\", \"method\": this is not json\n".to_vec(), false),
         };
         Probe {
             tool: None,
@@ -248,13 +248,12 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
     let max_tools = runner.config.setting_u64("robust-input", "max_tools") as usize;
     let oversized = runner.config.setting_u64("robust-input", "oversized_bytes") as usize;
     let depth = runner.config.setting_u64("robust-input", "nesting_depth") as usize;
-    let mut next_id = 1u64;
     let mut probes = Vec::new();
     for tool in tools.iter().take(max_tools) {
-        probes.extend(tool_probes(tool, oversized, depth, &mut next_id));
+        probes.extend(tool_probes(tool, oversized, depth));
     }
     obs.robust.skipped_tools = tools.iter().skip(max_tools).map(|t| t.name.clone()).collect();
-    probes.extend(session_probes(tools.first().map(|t| t.name.as_str()), &mut next_id));
+    probes.extend(session_probes(tools.first().map(|t| t.name.as_str())));
 
     for probe in probes {
         let what = format!("{} on {}", probe.name, probe.tool.as_deref().unwrap_or("the session"));
@@ -274,7 +273,7 @@ pub async fn robust(runner: &mut Runner<'_>, live: &mut Live, tools: &[ToolInfo]
             },
         };
         if !alive && live.gone.is_none() {
-            live.gone = Some(format!("the server stopped answering ping after {what}"));
+            runner.stopped_answering(live, format!("the server stopped answering ping after {what}"));
         }
         if matches!(answer, Answer::NotSent { .. }) {
             continue;
@@ -307,27 +306,26 @@ async fn pings(live: &mut Live) -> bool {
 /// Sends a raw message and fences it with a ping: what arrived before the ping's
 /// answer is the probe's answer. No answer to the ping means the server stopped
 /// answering; it is then not pinged again.
-async fn raw_probe(
-    runner: &mut Runner<'_>,
-    live: &mut Live,
-    bytes: &[u8],
-    id: Option<u64>,
-    what: &str,
-) -> (Answer, bool) {
-    if let Err(why) = live.session.send_raw(bytes).await {
+async fn raw_probe(runner: &mut Runner<'_>, live: &mut Live, bytes: &[u8], has_id: bool, what: &str) -> (Answer, bool) {
+    let id = has_id.then(|| live.session.fresh_tag());
+    let bytes = match &id {
+        Some(tag) => String::from_utf8_lossy(bytes).replacen(RAW_ID, &json!(tag).to_string(), 1).into_bytes(),
+        None => bytes.to_vec(),
+    };
+    if let Err(why) = live.session.send_raw(&bytes).await {
         live.gone = Some(format!("the server went away after {what} ({why})"));
         return (Answer::Died { reason: why }, false);
     }
     let (arrived, ping) = live.session.fence().await;
-    let own = arrived.into_iter().find(|m| match (id, m.get("id")) {
-        (Some(n), Some(Value::String(s))) => *s == format!("sealmark-{n}"),
+    let own = arrived.into_iter().find(|m| match (&id, m.get("id")) {
+        (Some(tag), Some(Value::String(s))) => s == tag,
         (_, Some(Value::Null)) | (_, None) => true,
         _ => false,
     });
     // A ping may overtake the probe's own answer: give it a moment to follow.
-    let late = match (&own, id, &ping) {
-        (None, Some(n), Reply::Result(_)) => {
-            live.session.late_answer(&json!(format!("sealmark-{n}")), std::time::Duration::from_millis(50)).await
+    let late = match (&own, &id, &ping) {
+        (None, Some(tag), Reply::Result(_)) => {
+            live.session.late_answer(&json!(tag), std::time::Duration::from_millis(50)).await
         }
         _ => None,
     };
@@ -359,7 +357,7 @@ async fn raw_probe(
             (Answer::Died { reason: why }, false)
         }
         (None, _) => {
-            live.gone = Some(format!("the server stopped answering after {what}"));
+            runner.stopped_answering(live, format!("the server stopped answering after {what}"));
             (Answer::Died { reason: format!("it stopped answering: no answer to a ping after {what}") }, false)
         }
     }

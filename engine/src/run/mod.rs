@@ -113,15 +113,35 @@ pub struct Runner<'a> {
     pack: PackBooks,
     /// Why the server cannot be restarted, once a restart failed.
     unrestartable: Option<String>,
+    /// Whether a server of this run has stopped answering: from then on its pings get
+    /// the short wait.
+    wedged: bool,
     /// Every message every session of the run received, for secret-echo.
     captured: Vec<Captured>,
     captured_bytes: usize,
+    /// What the servers sent that answered nothing the harness asked, over all sessions.
+    unasked: crate::record::Unasked,
     /// The two callers whose tokens `{bearer}` stands for.
     callers: backend::Callers,
 }
 
 /// A pack may leave this many calls unanswered before its remaining calls are held.
 pub const UNANSWERED_PER_PACK: usize = 3;
+
+/// What the cleanup of the current run did, for the message of an interrupted run.
+static CLEANUP: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+pub(crate) fn cleanup_note(what: String) {
+    CLEANUP.lock().expect("cleanup lock").push(what);
+}
+
+/// What was cleaned up since the last call, in order: an interrupted run's drops stop
+/// the server, the database and the stub, and remove the sandbox.
+pub fn take_cleanup_notes() -> Vec<String> {
+    std::mem::take(&mut *CLEANUP.lock().expect("cleanup lock"))
+}
+
+pub use process::become_subreaper;
 /// A run whose first calls were all left unanswered stops calling after this many:
 /// the server answers no call at all.
 const NOTHING_ANSWERED_AFTER: u32 = 3;
@@ -156,8 +176,10 @@ impl<'a> Runner<'a> {
             unanswered: 0,
             pack: PackBooks::default(),
             unrestartable: None,
+            wedged: false,
             captured: Vec::new(),
             captured_bytes: 0,
+            unasked: Default::default(),
             callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
         }
     }
@@ -231,17 +253,12 @@ impl<'a> Runner<'a> {
         };
         let wire = match (&server.url, process) {
             (None, Some(mut p)) => {
-                let wire = Wire::Stdio {
-                    stdin: p.stdin.take().expect("piped stdin"),
-                    lines: p.lines.take().expect("stdio lines"),
-                    exited: p.exited.clone(),
-                };
-                return Ok(Live {
-                    session: Session::new(wire, self.timeout),
-                    process: Some(p),
-                    gone: None,
-                    unanswered: 0,
-                });
+                let wire = Wire::stdio(
+                    p.stdin.take().expect("piped stdin"),
+                    p.lines.take().expect("stdio lines"),
+                    p.exited.clone(),
+                );
+                return Ok(self.live(Session::new(wire, self.timeout), Some(p)));
             }
             (Some(url), p) => {
                 let url = self.expand(url);
@@ -254,7 +271,30 @@ impl<'a> Runner<'a> {
             }
             (None, None) => unreachable!("validation requires a command or a url"),
         };
-        Ok(Live { session: Session::new(wire.0, self.timeout), process: wire.1, gone: None, unanswered: 0 })
+        Ok(self.live(Session::new(wire.0, self.timeout), wire.1))
+    }
+
+    fn live(&self, mut session: Session, process: Option<ServerProcess>) -> Live {
+        if self.wedged {
+            session.ping_timeout = self.short_wait();
+        }
+        Live { session, process, gone: None, unanswered: 0 }
+    }
+
+    /// The wait for a ping once a server has stopped answering, and for a call while no
+    /// call has been answered and one already went unanswered: a server that answers
+    /// nothing must not cost a full timeout per call.
+    fn short_wait(&self) -> Duration {
+        (self.timeout / 5).max(Duration::from_secs(1))
+    }
+
+    /// Notes that the server stopped answering (not merely slow): pings wait briefly from now on.
+    pub(super) fn stopped_answering(&mut self, live: &mut Live, why: String) {
+        self.wedged = true;
+        live.session.ping_timeout = self.short_wait();
+        if live.gone.is_none() {
+            live.gone = Some(why);
+        }
     }
 
     /// Stops a live server and keeps its log, its messages and whatever it left behind.
@@ -278,6 +318,18 @@ impl<'a> Runner<'a> {
 
     /// Keeps the messages a session received, within the run's capture bound.
     fn absorb(&mut self, session: &mut Session) {
+        let u = &mut self.unasked;
+        let (junk, first_junk) = std::mem::take(&mut session.garbage);
+        u.junk_lines += u64::from(junk);
+        u.first_junk_line = u.first_junk_line.take().or(first_junk);
+        let (forged, first_forged) = std::mem::take(&mut session.unsolicited);
+        u.unsolicited_answers += u64::from(forged);
+        u.first_unsolicited_answer = u.first_unsolicited_answer.take().or(first_forged);
+        let asked = std::mem::take(&mut session.unasked);
+        for (method, n) in asked.requests {
+            *u.server_requests.entry(method).or_default() += n;
+        }
+        u.server_requests_unanswered += asked.unanswered;
         for c in std::mem::take(&mut session.captured) {
             if self.captured_bytes + c.text.len() > session::CAPTURE_TOTAL {
                 break;
@@ -381,8 +433,13 @@ impl<'a> Runner<'a> {
     /// `call_tool` for a caller that asked `held` itself (to look at its targets between
     /// the restart a held check may make and the call).
     async fn send_call(&mut self, live: &mut Live, tool: &str, args: Value, what: &str, counted: bool) -> Reply {
+        let full = live.session.timeout;
+        if self.answered == 0 && self.unanswered > 0 {
+            live.session.timeout = self.short_wait();
+        }
         let reply =
             live.session.request("tools/call", serde_json::json!({"name": tool, "arguments": args}), what).await;
+        live.session.timeout = full;
         self.note(live, &reply, what, counted);
         reply
     }
@@ -399,7 +456,7 @@ impl<'a> Runner<'a> {
                     self.pack.unanswered.push(what.to_string());
                 }
                 if !alive {
-                    live.gone = Some(format!("the server stopped answering after {what}"));
+                    self.stopped_answering(live, format!("the server stopped answering after {what}"));
                 }
             }
             Reply::Silence => {}
@@ -489,6 +546,12 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     // The database, when the server's config asks for one through a placeholder.
     let uses_db = db::config_uses_db(config);
     let mut database = if uses_db { Some(db::prepare(&options.db).await) } else { None };
+    // A database the user named and sealmark cannot use is a usage error, not a gap.
+    if options.db.pg.is_some()
+        && let Some(Err(why)) = &database
+    {
+        return Err(RunError::Setup(why.clone()));
+    }
     let (vars, db_record, db_reason) = match &database {
         None => (
             Vec::new(),
@@ -663,6 +726,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let caller_redactions = runner.callers.redactions();
     let leftovers = std::mem::take(&mut runner.leftovers);
     let server_log = std::mem::take(&mut runner.log);
+    let unasked = std::mem::take(&mut runner.unasked);
     let mut gaps = std::mem::take(&mut runner.gaps);
     drop(runner);
 
@@ -850,6 +914,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         probe_calls,
         custom,
         custom_probes,
+        unasked,
     };
     Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
 }

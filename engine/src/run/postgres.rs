@@ -103,6 +103,11 @@ impl EmbeddedPg {
                 .map_err(|e| e.to_string())?;
             if out.status.success() {
                 pg.stopped = false;
+                // pg_ctl has exited, so the postmaster is sealmark's child now (sealmark
+                // reaps orphans): it is the harness's own, never a server's stray.
+                if let Some(pid) = pg.postmaster() {
+                    super::process::own(pid);
+                }
                 pg.startup = started.elapsed();
                 return Ok(pg);
             }
@@ -131,6 +136,7 @@ impl EmbeddedPg {
     pub fn stop(&mut self) {
         if !self.stopped {
             self.stopped = true;
+            let postmaster = self.postmaster();
             let _ = self
                 .command("pg_ctl")
                 .arg("-D")
@@ -138,15 +144,31 @@ impl EmbeddedPg {
                 .args(["-m", "immediate", "-w", "-t", "10", "stop"])
                 .output();
             // If pg_ctl could not stop it, kill the postmaster named in its pid file.
-            if let Ok(pid) = std::fs::read_to_string(self.data.join("postmaster.pid"))
-                && let Some(pid) = pid.lines().next().and_then(|l| l.trim().parse::<i32>().ok())
-            {
+            if let Some(pid) = self.postmaster() {
                 // SAFETY: kill(2) on the postmaster's pid; no memory is touched.
                 unsafe {
                     libc::kill(pid, libc::SIGKILL);
                 }
             }
+            if let Some(pid) = postmaster {
+                // SAFETY: waitpid on the postmaster, our child once pg_ctl exited; WNOHANG
+                // after a short wait, so a postmaster that is not our child costs nothing.
+                for _ in 0..100 {
+                    if unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) } != 0 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                super::process::disown(pid);
+            }
+            super::cleanup_note("stopped the embedded Postgres and removed its data directory".to_string());
         }
+    }
+
+    /// The postmaster's pid, from its pid file while it runs.
+    fn postmaster(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
     }
 
     /// Where the cluster lives (for tests that check it is removed).

@@ -78,6 +78,7 @@ impl ServerProcess {
         let mut child =
             cmd.spawn().map_err(|e| std::io::Error::new(e.kind(), format!("cannot start {program}: {e}")))?;
         let pid = child.id().map(|p| p as i32).unwrap_or(-1);
+        own(pid);
         let log = Arc::new(Mutex::new(LogBuf::default()));
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("piped");
@@ -116,6 +117,8 @@ impl ServerProcess {
         }
         self.stopped = true;
         self.stdin = None;
+        // Everything under the server now, whatever session or group it moved to.
+        let below = if self.pgid > 0 { descendants(&[self.pgid]) } else { Vec::new() };
         if self.pgid > 0 {
             signal_group(self.pgid, libc::SIGTERM);
             let deadline = tokio::time::Instant::now() + TERM_GRACE;
@@ -128,7 +131,8 @@ impl ServerProcess {
         }
         let mut exited = self.exited.clone();
         let _ = tokio::time::timeout(Duration::from_secs(2), exited.wait_for(Option::is_some)).await;
-        kill_marked(&self.run_id)
+        disown(self.pgid);
+        kill_leftovers(&below, &self.run_id)
     }
 
     pub fn log_snapshot(&self) -> (Vec<u8>, u64) {
@@ -141,8 +145,14 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Last resort for an early return or a panic: never leave the group running.
         if !self.stopped && self.pgid > 0 {
+            let below = descendants(&[self.pgid]);
             signal_group(self.pgid, libc::SIGKILL);
-            kill_marked(&self.run_id);
+            disown(self.pgid);
+            let left = kill_leftovers(&below, &self.run_id);
+            super::cleanup_note(format!("stopped the server (process group {})", self.pgid));
+            if !left.is_empty() {
+                super::cleanup_note(format!("killed what it left behind: {}", left.join(", ")));
+            }
         }
     }
 }
@@ -185,6 +195,134 @@ fn group_alive(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// Processes sealmark started itself and still owns (servers, the embedded Postgres):
+/// never taken for strays.
+static OWNED: Mutex<std::collections::BTreeSet<i32>> = Mutex::new(std::collections::BTreeSet::new());
+
+pub fn own(pid: i32) {
+    OWNED.lock().expect("owned lock").insert(pid);
+}
+
+pub fn disown(pid: i32) {
+    OWNED.lock().expect("owned lock").remove(&pid);
+}
+
+/// Makes sealmark the reaper of its orphaned descendants, so a server's child that
+/// leaves its session and scrubs its environment (`setsid env -i …`) is reparented to
+/// sealmark rather than to init, and is found. Linux only; elsewhere a no-op.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes integers and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Each live process's parent, from /proc.
+fn parents() -> Vec<(i32, i32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The fields after the command name, which may itself hold spaces and ')'.
+            let rest = stat.rsplit_once(')')?.1;
+            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect()
+}
+
+/// Every descendant of `roots`, in pid order.
+fn descendants(roots: &[i32]) -> Vec<i32> {
+    let tree = parents();
+    let mut found: std::collections::BTreeSet<i32> = std::collections::BTreeSet::new();
+    let mut frontier: Vec<i32> = roots.to_vec();
+    while let Some(p) = frontier.pop() {
+        for (pid, _) in tree.iter().filter(|(_, pp)| *pp == p) {
+            if found.insert(*pid) {
+                frontier.push(*pid);
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// After the server's group was stopped: kills what is left of it, each process once,
+/// and names it. `below` are the server's descendants seen before the stop; strays are
+/// processes reparented to sealmark; marked ones carry the run's marker in their
+/// environment (the only trace of a process whose parent chain is gone).
+fn kill_leftovers(below: &[i32], run_id: &str) -> Vec<String> {
+    let mut killed: Vec<(i32, String)> = Vec::new();
+    let kill = |pid: i32, how: &str, killed: &mut Vec<(i32, String)>| {
+        if alive(pid) && !killed.iter().any(|(p, _)| *p == pid) {
+            killed.push((pid, kill_named(pid, how)));
+        }
+    };
+    for pid in below {
+        kill(*pid, "left the server's process group", &mut killed);
+    }
+    for pid in kill_strays() {
+        kill(pid, "escaped to sealmark", &mut killed);
+    }
+    for pid in marked_pids(run_id) {
+        kill(pid, "outside the server's process group", &mut killed);
+    }
+    reap(&killed.iter().map(|(p, _)| *p).collect::<Vec<_>>());
+    killed.into_iter().map(|(_, name)| name).collect()
+}
+
+/// The processes reparented to sealmark that it did not start, with everything under
+/// them: the descendants of a server whose parent exited. Stopped (SIGSTOP) here so that
+/// they cannot fork while they are listed, and returned for `kill_leftovers`.
+fn kill_strays() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    let owned = OWNED.lock().expect("owned lock").clone();
+    let strays: Vec<i32> =
+        parents().into_iter().filter(|(pid, pp)| *pp == me && !owned.contains(pid)).map(|(pid, _)| pid).collect();
+    for pid in strays.iter().copied().chain(descendants(&strays)) {
+        // SAFETY: kill(2) on a pid just read; no memory is touched.
+        unsafe {
+            libc::kill(pid, libc::SIGSTOP);
+        }
+        found.push(pid);
+    }
+    found
+}
+
+/// Collects the exit of each of `pids` that is sealmark's child (a stray reparented to
+/// it), so no zombie is left; others are reaped by their own parents.
+fn reap(pids: &[i32]) {
+    for pid in pids {
+        for _ in 0..50 {
+            // SAFETY: waitpid on one pid with WNOHANG; a pid that is not our child fails at once.
+            let r = unsafe { libc::waitpid(*pid, std::ptr::null_mut(), libc::WNOHANG) };
+            if r != 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Alive and not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+}
+
+/// Kills one process (SIGKILL also ends a stopped one) and names it for the record.
+fn kill_named(pid: i32, how: &str) -> String {
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string();
+    // SAFETY: kill(2) on a pid just read; no memory is touched.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    format!("{name} ({how}; killed)")
+}
+
 /// The live processes (not sealmark, not zombies) whose environment carries this run's
 /// marker, in pid order.
 pub fn marked_pids(run_id: &str) -> Vec<i32> {
@@ -202,21 +340,6 @@ pub fn marked_pids(run_id: &str) -> Vec<i32> {
             && !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'))
     });
     pids
-}
-
-/// Kills every process whose environment carries this run's marker; returns
-/// `name (pid N)` for each, in pid order.
-pub fn kill_marked(run_id: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for pid in marked_pids(run_id) {
-        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string();
-        // SAFETY: kill(2) on a pid we just read; no memory is touched.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-        found.push(format!("{name} (outside the server's process group; killed)"));
-    }
-    found
 }
 
 async fn drain_log(stream: impl AsyncRead + Unpin, log: Arc<Mutex<LogBuf>>) {

@@ -333,6 +333,15 @@ impl Sandbox {
     }
 }
 
+impl Drop for Sandbox {
+    /// An abandoned run (interrupted, or an early return) removes its tree too.
+    fn drop(&mut self) {
+        if self.dir.is_some() && self.clean_up() {
+            super::cleanup_note("removed the sandbox directory".to_string());
+        }
+    }
+}
+
 fn make_writable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::symlink_metadata(path)

@@ -41,11 +41,18 @@ pub async fn create(pg: &EmbeddedPg) -> Result<Seed, String> {
 
 /// Creates the seed through a superuser connection (`admin`, to any database); the
 /// roles will connect to `host:port`. An earlier seed there is dropped first.
+/// How long reaching the admin connection may take (a filtered port never refuses).
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub async fn create_with(admin: PgConnectOptions, host: String, port: u16) -> Result<Seed, String> {
     let started = std::time::Instant::now();
     let roles: Vec<Role> = ROLES.iter().map(|name| Role { name, password: random_hex(12) }).collect();
     let reader_opts = admin.clone().database(SEED_DB);
-    let mut admin = PgConnection::connect_with(&admin).await.map_err(|e| format!("cannot reach Postgres: {e}"))?;
+    let where_ = format!("{host}:{port}");
+    let mut admin = tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&admin))
+        .await
+        .map_err(|_| format!("cannot reach Postgres at {where_}: no answer within {}s", CONNECT_TIMEOUT.as_secs()))?
+        .map_err(|e| format!("cannot reach Postgres at {where_}: {e}"))?;
     // DROP DATABASE cannot share a transaction with other statements.
     exec(&mut admin, format!("DROP DATABASE IF EXISTS {SEED_DB} WITH (FORCE)"))
         .await

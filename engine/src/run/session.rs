@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 /// Each captured message is kept up to this size for secret-echo.
@@ -48,8 +48,65 @@ pub enum Reply {
 }
 
 pub enum Wire {
-    Stdio { stdin: ChildStdin, lines: mpsc::Receiver<Line>, exited: watch::Receiver<Option<String>> },
+    /// Messages go to a writer task that owns the server's stdin, so a server that stops
+    /// reading never blocks the loop that reads its answers.
+    Stdio {
+        outbox: mpsc::Sender<Outgoing>,
+        lines: mpsc::Receiver<Line>,
+        exited: watch::Receiver<Option<String>>,
+    },
     Http(HttpWire),
+}
+
+/// One message for the writer task; `done` hears how its write ended.
+pub struct Outgoing {
+    bytes: Vec<u8>,
+    done: Option<oneshot::Sender<Result<(), String>>>,
+}
+
+/// How many messages may wait for a server that is not reading its stdin.
+const OUTBOX: usize = 64;
+/// How many of the server's own requests a session answers; the rest are only counted.
+const SERVER_REQUESTS_ANSWERED: u64 = 256;
+/// How many distinct methods of server requests are named; the rest are counted together.
+const SERVER_REQUEST_METHODS: usize = 16;
+
+impl Wire {
+    /// The stdio wire of a started server: its stdin goes to a writer task.
+    pub fn stdio(stdin: ChildStdin, lines: mpsc::Receiver<Line>, exited: watch::Receiver<Option<String>>) -> Wire {
+        let (outbox, queue) = mpsc::channel(OUTBOX);
+        tokio::spawn(write_messages(stdin, queue));
+        Wire::Stdio { outbox, lines, exited }
+    }
+}
+
+/// Writes each message in order; stops at the first failed write (the pipe is closed).
+async fn write_messages(mut stdin: ChildStdin, mut queue: mpsc::Receiver<Outgoing>) {
+    while let Some(out) = queue.recv().await {
+        let written = async {
+            stdin.write_all(&out.bytes).await?;
+            stdin.flush().await
+        }
+        .await
+        .map_err(|e| e.to_string());
+        let failed = written.is_err();
+        if let Some(done) = out.done {
+            let _ = done.send(written);
+        }
+        if failed {
+            break;
+        }
+    }
+}
+
+/// What the server sent that answered nothing the harness asked, over a session.
+#[derive(Debug, Default, Clone)]
+pub struct Unasked {
+    /// Requests the server sent the harness, by method.
+    pub requests: std::collections::BTreeMap<String, u64>,
+    /// Of those, how many went unanswered: over the bound, or the server was not
+    /// reading its stdin.
+    pub unanswered: u64,
 }
 
 /// Streamable HTTP: every message is a POST; answers come back as JSON or an SSE stream.
@@ -82,8 +139,12 @@ enum Got {
 
 pub struct Session {
     wire: Wire,
-    next_id: u64,
+    ids: Ids,
+    /// How long a request waits for its answer.
     pub timeout: Duration,
+    /// How long a ping waits: shorter once a server of this run has stopped answering,
+    /// since a live server answers a ping at once.
+    pub ping_timeout: Duration,
     /// Every message the server sent, as text.
     pub captured: Vec<Captured>,
     captured_bytes: usize,
@@ -91,18 +152,75 @@ pub struct Session {
     stray: VecDeque<Value>,
     /// Lines that were not JSON: how many, and the first.
     pub garbage: (u32, Option<String>),
+    /// Answers to ids the harness never sent (or answered twice), dropped: how many,
+    /// and the first.
+    pub unsolicited: (u32, Option<String>),
+    /// The server's own requests.
+    pub unasked: Unasked,
+}
+
+/// Request ids a server cannot guess: a keyed hash of a counter, so no id says what the
+/// next one will be, and the set of ids sent and not yet answered, so an answer to any
+/// other id (one sent ahead of its request, a forgery) is told apart and dropped.
+struct Ids {
+    key: [u8; 16],
+    counter: u64,
+    open: std::collections::HashSet<String>,
+    order: VecDeque<String>,
+}
+
+/// How many unanswered ids are remembered; the oldest is forgotten first.
+const OPEN_IDS: usize = 4096;
+
+impl Ids {
+    fn new() -> Ids {
+        use std::io::Read;
+        let mut key = [0u8; 16];
+        std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key)).expect("/dev/urandom is readable");
+        Ids { key, counter: 0, open: Default::default(), order: VecDeque::new() }
+    }
+
+    /// The next id: 48 bits of the hash, so that JavaScript servers keep it exact.
+    fn mint(&mut self) -> u64 {
+        use sha2::Digest;
+        self.counter += 1;
+        let digest = sha2::Sha256::new().chain_update(self.key).chain_update(self.counter.to_le_bytes()).finalize();
+        let mut n = [0u8; 8];
+        n[2..].copy_from_slice(&digest[..6]);
+        u64::from_be_bytes(n).max(1)
+    }
+
+    fn open(&mut self, id: &Value) {
+        let key = id.to_string();
+        if self.open.insert(key.clone()) {
+            self.order.push_back(key);
+        }
+        while self.order.len() > OPEN_IDS {
+            if let Some(old) = self.order.pop_front() {
+                self.open.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `id` was sent and not yet answered; it is answered from now on.
+    fn close(&mut self, id: &Value) -> bool {
+        self.open.remove(&id.to_string())
+    }
 }
 
 impl Session {
     pub fn new(wire: Wire, timeout: Duration) -> Session {
         Session {
+            ping_timeout: timeout,
             wire,
-            next_id: 1,
+            ids: Ids::new(),
             timeout,
             captured: Vec::new(),
             captured_bytes: 0,
             stray: VecDeque::new(),
             garbage: (0, None),
+            unsolicited: (0, None),
+            unasked: Unasked::default(),
         }
     }
 
@@ -159,12 +277,23 @@ impl Session {
         if let Err(gone) = self.send(&msg).await {
             return Reply::Gone(gone);
         }
-        self.wait_for(&json!(id), what, method == "tools/call").await
+        let wait = if method == "ping" { self.ping_timeout } else { self.timeout };
+        self.wait_for(&json!(id), what, method == "tools/call", wait).await
     }
 
+    /// A fresh numeric request id, expected from now on.
     pub fn fresh_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+        let id = self.ids.mint();
+        self.ids.open(&json!(id));
+        id
+    }
+
+    /// A fresh string request id (`sealmark-<hex>`), for messages the harness writes by
+    /// hand, expected from now on.
+    pub fn fresh_tag(&mut self) -> String {
+        let tag = format!("sealmark-{:012x}", self.ids.mint());
+        self.ids.open(&json!(tag));
+        tag
     }
 
     /// Sends any JSON value as one message.
@@ -178,16 +307,18 @@ impl Session {
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
         let timeout = self.timeout;
         match &mut self.wire {
-            Wire::Stdio { stdin, exited, .. } => {
+            Wire::Stdio { outbox, exited, .. } => {
                 if let Some(e) = exited.borrow().clone() {
                     return Err(e);
                 }
-                match tokio::time::timeout(timeout, async {
-                    stdin.write_all(bytes).await?;
-                    stdin.flush().await
+                let (done, written) = oneshot::channel();
+                let out = Outgoing { bytes: bytes.to_vec(), done: Some(done) };
+                let sent = tokio::time::timeout(timeout, async {
+                    outbox.send(out).await.map_err(|_| "the pipe is closed".to_string())?;
+                    written.await.map_err(|_| "the pipe is closed".to_string())?
                 })
-                .await
-                {
+                .await;
+                match sent {
                     Ok(Ok(())) => Ok(()),
                     Ok(Err(e)) => {
                         // A closed stdin usually means the process is exiting: name how.
@@ -207,14 +338,14 @@ impl Session {
     /// `watch`, a stdio server that has not answered after a third of
     /// the timeout is sent a ping, so a call that times out can tell a slow tool (the
     /// ping was answered) from a server that stopped answering altogether.
-    async fn wait_for(&mut self, id: &Value, what: &str, watch: bool) -> Reply {
+    async fn wait_for(&mut self, id: &Value, what: &str, watch: bool, timeout: Duration) -> Reply {
         if let Some(pos) = self.stray.iter().position(|m| m.get("id") == Some(id) && is_answer(m)) {
             let msg = self.stray.remove(pos).expect("found");
             return to_reply(msg);
         }
         let start = Instant::now();
-        let deadline = start + self.timeout;
-        let mut ping_at = (watch && matches!(self.wire, Wire::Stdio { .. })).then(|| start + self.timeout / 3);
+        let deadline = start + timeout;
+        let mut ping_at = (watch && matches!(self.wire, Wire::Stdio { .. })).then(|| start + timeout / 3);
         let mut ping: Option<Value> = None;
         let mut alive = true;
         loop {
@@ -222,9 +353,14 @@ impl Session {
             match self.next_message(until, what).await {
                 Ok(Got::Message(msg)) => {
                     if msg.get("id") == Some(id) && is_answer(&msg) {
+                        self.ids.close(id);
                         return to_reply(msg);
                     }
-                    if ping.is_some() && msg.get("id") == ping.as_ref() && is_answer(&msg) {
+                    if let Some(p) = &ping
+                        && msg.get("id") == Some(p)
+                        && is_answer(&msg)
+                    {
+                        self.ids.close(p);
                         alive = true;
                         continue;
                     }
@@ -237,7 +373,7 @@ impl Session {
                 Ok(Got::TooLarge { .. }) => {}
                 Err(Reply::Timeout { .. }) if ping_at.is_some() && Instant::now() < deadline => {
                     ping_at = None;
-                    let ping_id = json!(format!("sealmark-alive-{}", self.fresh_id()));
+                    let ping_id = json!(self.fresh_tag());
                     if self.send(&json!({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})).await.is_ok() {
                         ping = Some(ping_id);
                         alive = false;
@@ -252,10 +388,7 @@ impl Session {
     /// An answer to `id` arriving within `grace`: a server that handles messages
     /// concurrently may answer a ping before the request sent just ahead of it.
     pub async fn late_answer(&mut self, id: &Value, grace: Duration) -> Option<Reply> {
-        let saved = self.timeout;
-        self.timeout = grace;
-        let reply = self.wait_for(id, "late answer", false).await;
-        self.timeout = saved;
+        let reply = self.wait_for(id, "late answer", false, grace).await;
         matches!(reply, Reply::Result(_) | Reply::Error { .. }).then_some(reply)
     }
 
@@ -328,19 +461,55 @@ impl Session {
     async fn handle_other(&mut self, msg: Value) {
         let is_request = msg.get("method").is_some() && msg.get("id").is_some();
         if is_request {
+            let method = match msg["method"].as_str() {
+                Some(m)
+                    if self.unasked.requests.len() < SERVER_REQUEST_METHODS
+                        || self.unasked.requests.contains_key(m) =>
+                {
+                    clip(m, 64)
+                }
+                _ => "(other)".to_string(),
+            };
+            *self.unasked.requests.entry(method).or_default() += 1;
+            let asked: u64 = self.unasked.requests.values().sum();
             let id = msg["id"].clone();
             let reply = if msg["method"] == "ping" {
                 json!({"jsonrpc": "2.0", "id": id, "result": {}})
             } else {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "sealmark offers no client capabilities"}})
             };
-            let _ = self.send(&reply).await;
+            if asked > SERVER_REQUESTS_ANSWERED || !self.reply_without_waiting(&reply).await {
+                self.unasked.unanswered += 1;
+            }
         } else if msg.get("method").is_none() {
+            // An answer to an id never sent (or sent and already answered) is forged or
+            // premature: dropped, and counted as evidence.
+            if let Some(id) = msg.get("id").filter(|id| !id.is_null())
+                && is_answer(&msg)
+                && !self.ids.close(id)
+            {
+                self.unsolicited.0 += 1;
+                self.unsolicited.1.get_or_insert_with(|| clip(&msg.to_string(), 200));
+                return;
+            }
             // Answers to other ids, and unattributed errors, may belong to a probe.
             self.stray.push_back(msg);
             while self.stray.len() > 256 {
                 self.stray.pop_front();
             }
+        }
+    }
+
+    /// Answers a request of the server's without waiting on it: on stdio the answer is
+    /// queued, or dropped when the server is not reading (false).
+    async fn reply_without_waiting(&mut self, reply: &Value) -> bool {
+        match &self.wire {
+            Wire::Stdio { outbox, .. } => {
+                let mut bytes = serde_json::to_vec(reply).expect("JSON serialises");
+                bytes.push(b'\n');
+                outbox.try_send(Outgoing { bytes, done: None }).is_ok()
+            }
+            Wire::Http(_) => self.send(reply).await.is_ok(),
         }
     }
 
