@@ -162,16 +162,19 @@ fn out_writes_fifos_and_links_in_place_and_refuses_a_directory() {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the fifo"))
     };
-    let out = scratch.run(&[
-        "run",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--format",
-        "summary",
-        "--out",
-        fifo.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary_to = |out: &std::path::Path| {
+        let run = scratch.run(&[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--format",
+            "summary",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    };
+    summary_to(&fifo);
     assert!(reader.join().unwrap().contains("core"));
     let meta = std::fs::symlink_metadata(&fifo).unwrap();
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()), "the FIFO was replaced");
@@ -180,16 +183,7 @@ fn out_writes_fifos_and_links_in_place_and_refuses_a_directory() {
     std::fs::write(&target, "old").unwrap();
     let link = scratch.path().join("link.txt");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = scratch.run(&[
-        "run",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--format",
-        "summary",
-        "--out",
-        link.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    summary_to(&link);
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
     assert!(std::fs::read_to_string(&target).unwrap().contains("core"));
 
@@ -300,25 +294,10 @@ fn sigterm_during_a_db_run_leaves_no_process_no_postgres_and_no_temp_directory()
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
     let before = pg_clusters();
-    let child = Command::new(sealmark())
-        .args(["run", "--config", cfg.to_str().unwrap()])
-        .env("TMPDIR", scratch.path().join("tmp"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // Once the server runs, the cluster runs too.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while scratch.survivors().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!scratch.survivors().is_empty(), "the server never started");
-    assert!(pg_clusters().difference(&before).next().is_some(), "no cluster was running");
-    // SAFETY: signalling a child we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], libc::SIGTERM, || {
+        assert!(pg_clusters().difference(&before).next().is_some(), "no cluster was running");
+    });
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(err.contains("stopped the embedded Postgres"), "{err}");

@@ -190,23 +190,7 @@ fn sigint_sigterm_and_sighup_stop_the_server_and_remove_the_sandbox() {
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
         let scratch = Scratch::new();
         let cfg = scratch.config("hang-init", "");
-        let child = std::process::Command::new(common::sealmark())
-            .args(["run", "--config", cfg.to_str().unwrap()])
-            .env("TMPDIR", scratch.path().join("tmp"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while scratch.survivors().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!scratch.survivors().is_empty(), "the server never started");
-        // SAFETY: signalling a child we spawned.
-        unsafe {
-            libc::kill(child.id() as i32, signal);
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], signal, || {});
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{err}");
         assert!(err.contains("stopped the server"), "{err}");

@@ -69,6 +69,18 @@ impl Unasked {
         *self == Unasked::default()
     }
 
+    /// Adds what another session saw; the first line and answer stay the earliest.
+    pub fn absorb(&mut self, other: Unasked) {
+        self.junk_lines += other.junk_lines;
+        self.first_junk_line = self.first_junk_line.take().or(other.first_junk_line);
+        self.unsolicited_answers += other.unsolicited_answers;
+        self.first_unsolicited_answer = self.first_unsolicited_answer.take().or(other.first_unsolicited_answer);
+        for (method, n) in other.server_requests {
+            *self.server_requests.entry(method).or_default() += n;
+        }
+        self.server_requests_unanswered += other.server_requests_unanswered;
+    }
+
     /// One line per kind, for the reports.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -110,6 +110,30 @@ impl Scratch {
         Command::new(sealmark()).args(args).env("TMPDIR", self.path().join("tmp")).output().expect("sealmark runs")
     }
 
+    /// Starts sealmark with `args`, waits until the server it starts is running, calls
+    /// `while_running`, then sends `signal` and returns what sealmark printed and how
+    /// it exited.
+    pub fn interrupted(&self, args: &[&str], signal: i32, while_running: impl FnOnce()) -> Output {
+        let child = Command::new(sealmark())
+            .args(args)
+            .env("TMPDIR", self.path().join("tmp"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sealmark starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.survivors().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!self.survivors().is_empty(), "the server never started");
+        while_running();
+        // SAFETY: signalling a child we spawned.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        child.wait_with_output().expect("sealmark ends")
+    }
+
     /// Processes still alive that carry this test's tag in their environment.
     pub fn survivors(&self) -> Vec<String> {
         let needle = format!("TEST_TAG={}", self.tag);

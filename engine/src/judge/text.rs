@@ -23,14 +23,25 @@ pub fn excerpt(text: &str, at: usize, radius: usize) -> String {
     out
 }
 
+/// Whether a character must never reach a terminal or a page as it came: controls
+/// (ESC, BEL, CR, BS, DEL, the C1 range…) and the invisible ones.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || is_invisible(c)
+}
+
+/// `c` as a `\u{…}` escape.
+pub fn push_escaped(out: &mut String, c: char) {
+    out.push_str(&format!("\\u{{{:x}}}", c as u32));
+}
+
 /// `text` with control and invisible characters written as `\u{…}` escapes.
 pub fn visible(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c == '\n' || c == '\t' {
             out.push(' ');
-        } else if c.is_control() || is_invisible(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else if is_unsafe(c) {
+            push_escaped(&mut out, c);
         } else {
             out.push(c);
         }

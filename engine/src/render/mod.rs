@@ -7,6 +7,7 @@ pub mod reference;
 pub mod sarif;
 pub mod text;
 
+use crate::judge::text::is_unsafe;
 use crate::record::Record;
 
 /// The full record as 2-space indented JSON, with a final newline.
@@ -16,24 +17,18 @@ pub fn json(record: &Record) -> String {
     s
 }
 
-/// Whether a character must never reach a terminal or a page as it came: controls
-/// (ESC, BEL, CR, BS, DEL, the C1 range…) and the invisible ones (bidi overrides,
-/// zero-width, tag characters) that make text read differently from what it holds.
-fn unsafe_char(c: char) -> bool {
-    c.is_control() || crate::judge::text::is_invisible(c)
-}
-
-/// A human-readable report with every unsafe character but the line break and the tab
-/// written as a `\u{…}` escape, so a server's name, version or tool names cannot
-/// rewrite the reader's terminal. The harness's own text has no such characters.
+/// A human-readable report with every unsafe character (`text::is_unsafe`) but the
+/// line break and the tab written as a `\u{…}` escape, so a server's name, version or
+/// tool names cannot rewrite the reader's terminal. The harness's own text has none.
 pub fn printable(report: String) -> String {
-    if !report.chars().any(|c| unsafe_char(c) && c != '\n' && c != '\t') {
+    let escape = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
+    if !report.chars().any(escape) {
         return report;
     }
     let mut out = String::with_capacity(report.len());
     for c in report.chars() {
-        if unsafe_char(c) && c != '\n' && c != '\t' {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        if escape(c) {
+            crate::judge::text::push_escaped(&mut out, c);
         } else {
             out.push(c);
         }
@@ -45,13 +40,13 @@ pub fn printable(report: String) -> String {
 /// surrogate pair above U+FFFF). The data is unchanged; only the bytes are safe to view.
 /// serde_json escapes C0 controls itself, but not DEL, C1 or the invisible ones.
 pub fn json_escaped(text: String) -> String {
-    if !text.chars().any(unsafe_char) {
+    if !text.chars().any(is_unsafe) {
         return text;
     }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         // Outside strings JSON holds only ASCII punctuation and whitespace, never these.
-        if unsafe_char(c) && !matches!(c, '\n' | '\t' | '\r' | ' ') {
+        if is_unsafe(c) && !matches!(c, '\n' | '\t' | '\r') {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 out.push_str(&format!("\\u{u:04x}"));

@@ -21,9 +21,8 @@ pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
         Reply::Error { code, message } => (HandshakeObs::Rejected { offered, code, message }, None),
         Reply::Timeout { .. } => {
             let mut reason = format!("no answer within {}s", session.timeout.as_secs());
-            if let (n, Some(first)) = &session.garbage
-                && *n > 0
-            {
+            if let Some(first) = &session.unasked.first_junk_line {
+                let n = session.unasked.junk_lines;
                 reason
                     .push_str(&format!("; it wrote {n} line(s) that are not JSON, the first: \"{}\"", clip(first, 60)));
             }

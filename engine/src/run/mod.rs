@@ -37,6 +37,7 @@ use crate::record::{Announced, DbRecord, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::tools::ToolInfo;
 use process::ServerProcess;
+pub use process::become_subreaper;
 use sandbox::Sandbox;
 use serde_json::Value;
 use session::{Reply, Session, Wire};
@@ -128,6 +129,12 @@ pub struct Runner<'a> {
 /// A pack may leave this many calls unanswered before its remaining calls are held.
 pub const UNANSWERED_PER_PACK: usize = 3;
 
+/// A run whose first calls were all left unanswered stops calling after this many:
+/// the server answers no call at all.
+const NOTHING_ANSWERED_AFTER: u32 = 3;
+/// A pack restarts a server that went away or stopped answering at most this often.
+const RESTARTS_PER_PACK: u32 = 3;
+
 /// What the cleanup of the current run did, for the message of an interrupted run.
 static CLEANUP: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
@@ -140,13 +147,6 @@ pub(crate) fn cleanup_note(what: String) {
 pub fn take_cleanup_notes() -> Vec<String> {
     std::mem::take(&mut *CLEANUP.lock().expect("cleanup lock"))
 }
-
-pub use process::become_subreaper;
-/// A run whose first calls were all left unanswered stops calling after this many:
-/// the server answers no call at all.
-const NOTHING_ANSWERED_AFTER: u32 = 3;
-/// A pack restarts a server that went away or stopped answering at most this often.
-const RESTARTS_PER_PACK: u32 = 3;
 
 /// The tools of the valid calls in a pack's observations that were answered without error.
 fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObservations) -> Vec<String> {
@@ -318,18 +318,7 @@ impl<'a> Runner<'a> {
 
     /// Keeps the messages a session received, within the run's capture bound.
     fn absorb(&mut self, session: &mut Session) {
-        let u = &mut self.unasked;
-        let (junk, first_junk) = std::mem::take(&mut session.garbage);
-        u.junk_lines += u64::from(junk);
-        u.first_junk_line = u.first_junk_line.take().or(first_junk);
-        let (forged, first_forged) = std::mem::take(&mut session.unsolicited);
-        u.unsolicited_answers += u64::from(forged);
-        u.first_unsolicited_answer = u.first_unsolicited_answer.take().or(first_forged);
-        let asked = std::mem::take(&mut session.unasked);
-        for (method, n) in asked.requests {
-            *u.server_requests.entry(method).or_default() += n;
-        }
-        u.server_requests_unanswered += asked.unanswered;
+        self.unasked.absorb(std::mem::take(&mut session.unasked));
         for c in std::mem::take(&mut session.captured) {
             if self.captured_bytes + c.text.len() > session::CAPTURE_TOTAL {
                 break;
@@ -433,13 +422,9 @@ impl<'a> Runner<'a> {
     /// `call_tool` for a caller that asked `held` itself (to look at its targets between
     /// the restart a held check may make and the call).
     async fn send_call(&mut self, live: &mut Live, tool: &str, args: Value, what: &str, counted: bool) -> Reply {
-        let full = live.session.timeout;
-        if self.answered == 0 && self.unanswered > 0 {
-            live.session.timeout = self.short_wait();
-        }
-        let reply =
-            live.session.request("tools/call", serde_json::json!({"name": tool, "arguments": args}), what).await;
-        live.session.timeout = full;
+        let wait = if self.answered == 0 && self.unanswered > 0 { self.short_wait() } else { self.timeout };
+        let params = serde_json::json!({"name": tool, "arguments": args});
+        let reply = live.session.request_within("tools/call", params, what, wait).await;
         self.note(live, &reply, what, counted);
         reply
     }
@@ -686,11 +671,11 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
             custom_obs = probes::custom_checks(&mut runner, &mut live, &targets).await;
         }
     } else if let judge::HandshakeObs::NoAnswer { .. } = obs.handshake
-        && let Some(g) = &live.session.garbage.1
+        && let Some(g) = &live.session.unasked.first_junk_line
     {
         runner.gaps.push(format!(
             "the server wrote {} line(s) that are not JSON to stdout, the first: {g}",
-            live.session.garbage.0
+            live.session.unasked.junk_lines
         ));
     }
     // The http pack's raw requests, while the server still runs.

@@ -151,14 +151,8 @@ impl EmbeddedPg {
                 }
             }
             if let Some(pid) = postmaster {
-                // SAFETY: waitpid on the postmaster, our child once pg_ctl exited; WNOHANG
-                // after a short wait, so a postmaster that is not our child costs nothing.
-                for _ in 0..100 {
-                    if unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) } != 0 {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
+                // Our child once pg_ctl exited: its exit is collected, and it is ours no more.
+                super::process::reap(&[pid]);
                 super::process::disown(pid);
             }
             super::cleanup_note("stopped the embedded Postgres and removed its data directory".to_string());

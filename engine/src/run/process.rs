@@ -236,7 +236,11 @@ fn parents() -> Vec<(i32, i32)> {
 
 /// Every descendant of `roots`, in pid order.
 fn descendants(roots: &[i32]) -> Vec<i32> {
-    let tree = parents();
+    descendants_in(&parents(), roots)
+}
+
+/// `descendants`, in a tree already read.
+fn descendants_in(tree: &[(i32, i32)], roots: &[i32]) -> Vec<i32> {
     let mut found: std::collections::BTreeSet<i32> = std::collections::BTreeSet::new();
     let mut frontier: Vec<i32> = roots.to_vec();
     while let Some(p) = frontier.pop() {
@@ -263,26 +267,31 @@ fn kill_leftovers(below: &[i32], run_id: &str) -> Vec<String> {
     for pid in below {
         kill(*pid, "left the server's process group", &mut killed);
     }
-    for pid in kill_strays() {
-        kill(pid, "escaped to sealmark", &mut killed);
+    let strays = stop_strays();
+    for pid in &strays {
+        kill(*pid, "escaped to sealmark", &mut killed);
     }
     for pid in marked_pids(run_id) {
         kill(pid, "outside the server's process group", &mut killed);
     }
-    reap(&killed.iter().map(|(p, _)| *p).collect::<Vec<_>>());
+    // Strays that had already exited are sealmark's zombies: reaped with the killed.
+    let mut ended: Vec<i32> = killed.iter().map(|(p, _)| *p).collect();
+    ended.extend(strays);
+    reap(&ended);
     killed.into_iter().map(|(_, name)| name).collect()
 }
 
 /// The processes reparented to sealmark that it did not start, with everything under
 /// them: the descendants of a server whose parent exited. Stopped (SIGSTOP) here so that
 /// they cannot fork while they are listed, and returned for `kill_leftovers`.
-fn kill_strays() -> Vec<i32> {
+fn stop_strays() -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut found = Vec::new();
     let owned = OWNED.lock().expect("owned lock").clone();
+    let tree = parents();
     let strays: Vec<i32> =
-        parents().into_iter().filter(|(pid, pp)| *pp == me && !owned.contains(pid)).map(|(pid, _)| pid).collect();
-    for pid in strays.iter().copied().chain(descendants(&strays)) {
+        tree.iter().filter(|(pid, pp)| *pp == me && !owned.contains(pid)).map(|(pid, _)| *pid).collect();
+    for pid in strays.iter().copied().chain(descendants_in(&tree, &strays)) {
         // SAFETY: kill(2) on a pid just read; no memory is touched.
         unsafe {
             libc::kill(pid, libc::SIGSTOP);
@@ -293,8 +302,8 @@ fn kill_strays() -> Vec<i32> {
 }
 
 /// Collects the exit of each of `pids` that is sealmark's child (a stray reparented to
-/// it), so no zombie is left; others are reaped by their own parents.
-fn reap(pids: &[i32]) {
+/// it, the postmaster), so no zombie is left; others are reaped by their own parents.
+pub fn reap(pids: &[i32]) {
     for pid in pids {
         for _ in 0..50 {
             // SAFETY: waitpid on one pid with WNOHANG; a pid that is not our child fails at once.
@@ -333,11 +342,7 @@ pub fn marked_pids(run_id: &str) -> Vec<i32> {
     pids.sort_unstable();
     pids.retain(|pid| {
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // A zombie is already dead.
-        *pid != me
-            && environ.split(|b| *b == 0).any(|var| var == needle.as_bytes())
-            && !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        *pid != me && environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) && alive(*pid)
     });
     pids
 }

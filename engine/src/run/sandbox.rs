@@ -358,10 +358,15 @@ fn make_writable(path: &Path) {
 
 /// `n` random bytes as hex, from the kernel.
 pub fn random_hex(n: usize) -> String {
-    use std::io::Read;
     let mut buf = vec![0u8; n];
-    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf)).expect("/dev/urandom is readable");
+    fill_random(&mut buf);
     buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Fills `buf` from the kernel's random source.
+pub fn fill_random(buf: &mut [u8]) {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf)).expect("/dev/urandom is readable");
 }
 
 /// How the environment is shown in reports: canaries as `<canary>`, secret-looking

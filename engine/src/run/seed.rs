@@ -39,11 +39,11 @@ pub async fn create(pg: &EmbeddedPg) -> Result<Seed, String> {
     create_with(admin, "127.0.0.1".to_string(), pg.port).await
 }
 
-/// Creates the seed through a superuser connection (`admin`, to any database); the
-/// roles will connect to `host:port`. An earlier seed there is dropped first.
 /// How long reaching the admin connection may take (a filtered port never refuses).
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Creates the seed through a superuser connection (`admin`, to any database); the
+/// roles will connect to `host:port`. An earlier seed there is dropped first.
 pub async fn create_with(admin: PgConnectOptions, host: String, port: u16) -> Result<Seed, String> {
     let started = std::time::Instant::now();
     let roles: Vec<Role> = ROLES.iter().map(|name| Role { name, password: random_hex(12) }).collect();

@@ -8,6 +8,7 @@
 use super::process::{Line, MAX_LINE};
 use crate::judge::core::Captured;
 use crate::judge::text::clip;
+use crate::record::Unasked;
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -99,16 +100,6 @@ async fn write_messages(mut stdin: ChildStdin, mut queue: mpsc::Receiver<Outgoin
     }
 }
 
-/// What the server sent that answered nothing the harness asked, over a session.
-#[derive(Debug, Default, Clone)]
-pub struct Unasked {
-    /// Requests the server sent the harness, by method.
-    pub requests: std::collections::BTreeMap<String, u64>,
-    /// Of those, how many went unanswered: over the bound, or the server was not
-    /// reading its stdin.
-    pub unanswered: u64,
-}
-
 /// Streamable HTTP: every message is a POST; answers come back as JSON or an SSE stream.
 pub struct HttpWire {
     client: reqwest::Client,
@@ -150,12 +141,8 @@ pub struct Session {
     captured_bytes: usize,
     /// Messages that arrived while waiting for another, not yet claimed.
     stray: VecDeque<Value>,
-    /// Lines that were not JSON: how many, and the first.
-    pub garbage: (u32, Option<String>),
-    /// Answers to ids the harness never sent (or answered twice), dropped: how many,
-    /// and the first.
-    pub unsolicited: (u32, Option<String>),
-    /// The server's own requests.
+    /// What the server sent that answered nothing asked: lines that are not JSON,
+    /// answers to ids never sent (dropped), its own requests.
     pub unasked: Unasked,
 }
 
@@ -174,9 +161,8 @@ const OPEN_IDS: usize = 4096;
 
 impl Ids {
     fn new() -> Ids {
-        use std::io::Read;
         let mut key = [0u8; 16];
-        std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key)).expect("/dev/urandom is readable");
+        super::sandbox::fill_random(&mut key);
         Ids { key, counter: 0, open: Default::default(), order: VecDeque::new() }
     }
 
@@ -218,8 +204,6 @@ impl Session {
             captured: Vec::new(),
             captured_bytes: 0,
             stray: VecDeque::new(),
-            garbage: (0, None),
-            unsolicited: (0, None),
             unasked: Unasked::default(),
         }
     }
@@ -269,6 +253,12 @@ impl Session {
 
     /// Sends a request and waits for its answer, within `timeout`.
     pub async fn request(&mut self, method: &str, params: Value, what: &str) -> Reply {
+        let wait = if method == "ping" { self.ping_timeout } else { self.timeout };
+        self.request_within(method, params, what, wait).await
+    }
+
+    /// `request`, waiting at most `wait` for the answer.
+    pub async fn request_within(&mut self, method: &str, params: Value, what: &str, wait: Duration) -> Reply {
         let id = self.fresh_id();
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if !params.is_null() {
@@ -277,7 +267,6 @@ impl Session {
         if let Err(gone) = self.send(&msg).await {
             return Reply::Gone(gone);
         }
-        let wait = if method == "ping" { self.ping_timeout } else { self.timeout };
         self.wait_for(&json!(id), what, method == "tools/call", wait).await
     }
 
@@ -444,8 +433,8 @@ impl Session {
                     return Ok(Got::Message(v));
                 }
                 Incoming::Garbage(g) => {
-                    self.garbage.0 += 1;
-                    self.garbage.1.get_or_insert(g.clone());
+                    self.unasked.junk_lines += 1;
+                    self.unasked.first_junk_line.get_or_insert(g.clone());
                     self.capture_text(what, g);
                 }
                 Incoming::TooLarge { bytes, id, ends } => {
@@ -463,15 +452,15 @@ impl Session {
         if is_request {
             let method = match msg["method"].as_str() {
                 Some(m)
-                    if self.unasked.requests.len() < SERVER_REQUEST_METHODS
-                        || self.unasked.requests.contains_key(m) =>
+                    if self.unasked.server_requests.len() < SERVER_REQUEST_METHODS
+                        || self.unasked.server_requests.contains_key(m) =>
                 {
                     clip(m, 64)
                 }
                 _ => "(other)".to_string(),
             };
-            *self.unasked.requests.entry(method).or_default() += 1;
-            let asked: u64 = self.unasked.requests.values().sum();
+            *self.unasked.server_requests.entry(method).or_default() += 1;
+            let asked: u64 = self.unasked.server_requests.values().sum();
             let id = msg["id"].clone();
             let reply = if msg["method"] == "ping" {
                 json!({"jsonrpc": "2.0", "id": id, "result": {}})
@@ -479,7 +468,7 @@ impl Session {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "sealmark offers no client capabilities"}})
             };
             if asked > SERVER_REQUESTS_ANSWERED || !self.reply_without_waiting(&reply).await {
-                self.unasked.unanswered += 1;
+                self.unasked.server_requests_unanswered += 1;
             }
         } else if msg.get("method").is_none() {
             // An answer to an id never sent (or sent and already answered) is forged or
@@ -488,8 +477,8 @@ impl Session {
                 && is_answer(&msg)
                 && !self.ids.close(id)
             {
-                self.unsolicited.0 += 1;
-                self.unsolicited.1.get_or_insert_with(|| clip(&msg.to_string(), 200));
+                self.unasked.unsolicited_answers += 1;
+                self.unasked.first_unsolicited_answer.get_or_insert_with(|| clip(&msg.to_string(), 200));
                 return;
             }
             // Answers to other ids, and unattributed errors, may belong to a probe.
