@@ -165,6 +165,14 @@ fn answers_to_ids_never_sent_are_dropped_and_counted() {
     let (rec, _) = hostile("forges-answers");
     assert_eq!(verdict(&rec, "robust-input"), Verdict::Fail);
     assert!(rec["unasked"]["unsolicitedAnswers"].as_u64().unwrap() > 0, "{}", rec["unasked"]);
+    // The forged id follows the harness's random one; the report shows a placeholder, so
+    // two runs read the same.
+    let scratch = Scratch::new();
+    let cfg = scratch.config("forges-answers", FAST);
+    let text = || String::from_utf8(scratch.run(&["run", "--config", cfg.to_str().unwrap()]).stdout).unwrap();
+    let first = text();
+    assert!(first.contains("\"id\":\"{id}\""), "{first}");
+    assert_eq!(first, text());
 }
 
 /// A server that floods the client with requests of its own while it reads nothing

@@ -478,7 +478,13 @@ impl Session {
                 && !self.ids.close(id)
             {
                 self.unasked.unsolicited_answers += 1;
-                self.unasked.first_unsolicited_answer.get_or_insert_with(|| clip(&msg.to_string(), 200));
+                if self.unasked.first_unsolicited_answer.is_none() {
+                    // The id a forger guesses follows the harness's own, which changes
+                    // every run: shown as a placeholder, so reports stay deterministic.
+                    let mut shown = msg;
+                    shown["id"] = json!("{id}");
+                    self.unasked.first_unsolicited_answer = Some(clip(&shown.to_string(), 200));
+                }
                 return;
             }
             // Answers to other ids, and unattributed errors, may belong to a probe.
