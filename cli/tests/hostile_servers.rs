@@ -18,9 +18,14 @@ fn hostile(mode: &str) -> (serde_json::Value, Scratch) {
 }
 
 fn hostile_with_code(mode: &str) -> (serde_json::Value, i32, Scratch) {
+    hostile_within(mode, FAST)
+}
+
+/// As `hostile_with_code`, with the probe timeout (and any other keys) in `extra`.
+fn hostile_within(mode: &str, extra: &str) -> (serde_json::Value, i32, Scratch) {
     let scratch = Scratch::new();
     let started = Instant::now();
-    let (rec, code) = record(&scratch, mode, FAST);
+    let (rec, code) = record(&scratch, mode, extra);
     assert!(started.elapsed() < Duration::from_secs(30), "mode {mode} took {:?}", started.elapsed());
     assert!(scratch.survivors().is_empty(), "mode {mode} left processes: {:?}", scratch.survivors());
     assert!(scratch.sandbox_removed(), "mode {mode}: sandbox not removed");
@@ -111,7 +116,7 @@ fn an_enormous_line_is_dropped_not_buffered() {
     let summary = rec["checks"][0]["summary"].as_str().unwrap();
     // The 20 MiB line is an answer too large to parse, not garbage, and no wait.
     assert!(summary.contains("its answer was 20971"), "{summary}");
-    assert!(summary.contains("bytes, longer than the harness reads"), "{summary}");
+    assert!(summary.contains("bytes, too large for the harness to parse"), "{summary}");
 }
 
 /// A custom check and a valid call against a server whose calls hang: the probes are
@@ -223,4 +228,54 @@ fn orphans_with_a_scrubbed_environment_are_found_killed_and_named() {
         .filter(|c| c.trim() == "sleep 6001")
         .collect();
     assert!(sleepers.is_empty(), "still running: {sleepers:?}");
+}
+
+/// An initialize answer to an id the harness never sent is no handshake: it fails, and
+/// the evidence says what came back instead.
+#[test]
+fn an_initialize_answer_to_another_id_fails_the_handshake() {
+    let rec = failed_handshake("wrong-id-init");
+    let summary = rec["checks"][0]["summary"].as_str().unwrap();
+    assert!(summary.contains("answered a request id never sent"), "{summary}");
+    assert_eq!(rec["unasked"]["unsolicitedAnswers"], 1, "{}", rec["unasked"]);
+}
+
+/// A tools/list that never ends is read to a bound and no further, and the bound is
+/// evidence: the tool list is incomplete, so what depends on all of it is inconclusive.
+#[test]
+fn endless_pagination_is_read_to_a_bound() {
+    let (rec, _) = hostile("endless-pages");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+    assert_eq!(verdict(&rec, "tool-poisoning"), Verdict::Inconclusive);
+    let handshake = rec["checks"][0].to_string();
+    assert!(handshake.contains("the list was read no further than"), "{handshake}");
+    let tools = rec["server"]["tools"].as_array().unwrap().len();
+    assert!((1..=1000).contains(&tools), "{tools} tools kept");
+}
+
+/// A line under the length bound that would cost far more parsed (a million small
+/// objects) is treated as too large, not parsed.
+#[test]
+fn a_dense_answer_is_not_parsed() {
+    let (rec, _) = hostile("dense-answer");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Inconclusive);
+    let handshake = rec["checks"][0].to_string();
+    assert!(handshake.contains("too large for the harness to parse"), "{handshake}");
+}
+
+/// Notifications are read and scanned as they come, never kept: a flood neither hides
+/// the answers nor pushes a later echo of a canary past what the scan sees.
+#[test]
+fn a_flood_of_notifications_hides_no_answer_and_no_echo() {
+    let (rec, _) = hostile("floods-notifications");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Pass);
+    assert_eq!(verdict(&rec, "secret-echo"), Verdict::Pass);
+    assert_eq!(rec["server"]["tools"].as_array().unwrap().len(), 4, "{}", rec["server"]);
+    assert!(rec["unasked"]["notifications"].as_u64().unwrap() > 1000, "{}", rec["unasked"]);
+    // 70 MiB of notifications first, then errors that carry the environment. A debug
+    // build on a loaded machine reads 70 MiB in more than FAST's 2 s, so this waits longer.
+    let (rec, _, _) = hostile_within("echo-after-flood", "timeout_probe_sec: 10\n");
+    assert_eq!(verdict(&rec, "handshake"), Verdict::Pass, "{}", rec["checks"][0]);
+    assert_eq!(verdict(&rec, "secret-echo"), Verdict::Fail, "{}", rec["checks"]);
+    assert_eq!(rec["unasked"]["notifications"], 1120, "{}", rec["unasked"]);
 }

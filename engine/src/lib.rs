@@ -27,6 +27,9 @@ pub mod upstream;
 #[cfg(feature = "runtime")]
 pub mod run;
 
+#[cfg(all(test, feature = "runtime"))]
+mod fuzz;
+
 /// The version of sealmark itself, printed in every report header.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The methodology these checks and this grading formula implement.

@@ -62,11 +62,22 @@ pub struct Unasked {
     /// Of those, how many got no answer: past the per-session bound, or while the server
     /// was not reading its stdin.
     pub server_requests_unanswered: u64,
+    /// Notifications the server sent (read, scanned for canaries, otherwise ignored).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub notifications: u64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// More notifications than this in one run are reported: a flood, not a server's chatter.
+const NOTIFICATION_FLOOD: u64 = 1000;
+
 impl Unasked {
+    /// Nothing worth a report line (a server's ordinary notifications are not).
     pub fn is_empty(&self) -> bool {
-        *self == Unasked::default()
+        self.lines().is_empty()
     }
 
     /// Adds what another session saw; the first line and answer stay the earliest.
@@ -79,6 +90,7 @@ impl Unasked {
             *self.server_requests.entry(method).or_default() += n;
         }
         self.server_requests_unanswered += other.server_requests_unanswered;
+        self.notifications += other.notifications;
     }
 
     /// One line per kind, for the reports.
@@ -105,6 +117,9 @@ impl Unasked {
                 ));
             }
             out.push(line);
+        }
+        if self.notifications > NOTIFICATION_FLOOD {
+            out.push(format!("{} notifications, a flood (each was read and scanned, none judged)", self.notifications));
         }
         out
     }

@@ -20,9 +20,8 @@ pub struct CoreObservations {
     pub prompts: Vec<Value>,
     pub resources: Vec<Value>,
     pub robust: RobustObs,
-    /// Every message the server sent in every session of the run, as text, for
-    /// secret-echo.
-    pub captured: Vec<Captured>,
+    /// What the secret-echo scan of every message of every session found.
+    pub echo: EchoScan,
     /// How many tool calls of the whole run were answered (with a result, a tool error
     /// or a JSON-RPC error), in every pack and session.
     pub answered_calls: u32,
@@ -190,11 +189,105 @@ impl Answer {
     }
 }
 
+/// What the secret-echo scan saw. Each message is scanned as it arrives and then
+/// dropped, so a server that sends much cannot push an echo past what the run keeps.
+#[derive(Debug, Clone, Default)]
+pub struct EchoScan {
+    /// Messages scanned: every message read whole, and the two ends of each oversized one.
+    pub scanned: u64,
+    /// Where a canary came back: the first `ECHOES_KEPT`.
+    pub echoes: Vec<Echo>,
+    /// Echoes found past those kept.
+    pub more: u64,
+}
+
+/// A canary found in a message.
 #[derive(Debug, Clone)]
-pub struct Captured {
+pub struct Echo {
     /// Which message (`initialize`, `tools/list`, `tools/call read_file (null)` …).
     pub what: String,
-    pub text: String,
+    pub canary: String,
+    /// How it was spelled (`verbatim`, `base64`, `hex` …).
+    pub spelling: &'static str,
+}
+
+/// How many echoes a run keeps as evidence; the rest are counted.
+const ECHOES_KEPT: usize = 32;
+
+impl EchoScan {
+    pub fn absorb(&mut self, other: EchoScan) {
+        self.scanned += other.scanned;
+        self.more += other.more;
+        for echo in other.echoes {
+            self.keep(echo);
+        }
+    }
+
+    fn keep(&mut self, echo: Echo) {
+        if self.echoes.len() < ECHOES_KEPT {
+            self.echoes.push(echo);
+        } else {
+            self.more += 1;
+        }
+    }
+}
+
+/// The canaries of a run with every spelling secret-echo looks for, computed once.
+#[derive(Debug, Default)]
+pub struct EchoScanner {
+    canaries: Vec<(String, Vec<(&'static str, String)>)>,
+}
+
+impl EchoScanner {
+    pub fn new(canaries: &[Canary]) -> EchoScanner {
+        EchoScanner { canaries: canaries.iter().map(|c| (c.name.clone(), canary_spellings(&c.value))).collect() }
+    }
+
+    /// Scans one message read as text (a line that is not JSON, the ends of one too long).
+    pub fn scan_text(&self, what: &str, text: &str, into: &mut EchoScan) {
+        let mut found = vec![None; self.canaries.len()];
+        self.look(text, &mut found);
+        self.record(what, found, into);
+    }
+
+    /// Scans one JSON message: every string in it, keys included, as decoded (so a
+    /// canary spelled with `\u` escapes is found as well).
+    pub fn scan_value(&self, what: &str, message: &Value, into: &mut EchoScan) {
+        let mut found = vec![None; self.canaries.len()];
+        let mut stack = vec![message];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => self.look(s, &mut found),
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        self.look(k, &mut found);
+                        stack.push(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.record(what, found, into);
+    }
+
+    /// Notes, for each canary not found yet, the first of its spellings `text` holds.
+    fn look(&self, text: &str, found: &mut [Option<&'static str>]) {
+        for (slot, (_, spellings)) in found.iter_mut().zip(&self.canaries) {
+            if slot.is_none() {
+                *slot = spellings.iter().find(|(_, s)| text.contains(s.as_str())).map(|(how, _)| *how);
+            }
+        }
+    }
+
+    fn record(&self, what: &str, found: Vec<Option<&'static str>>, into: &mut EchoScan) {
+        into.scanned += 1;
+        for (slot, (name, _)) in found.into_iter().zip(&self.canaries) {
+            if let Some(spelling) = slot {
+                into.keep(Echo { what: what.to_string(), canary: name.clone(), spelling });
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -726,28 +819,27 @@ pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
 }
 
 pub fn secret_echo(obs: &CoreObservations) -> Finding {
-    let mut evidence = Vec::new();
-    for canary in &obs.canaries {
-        let spellings = canary_spellings(&canary.value);
-        for cap in &obs.captured {
-            if let Some((spelling, _)) = spellings.iter().find(|(_, s)| cap.text.contains(s.as_str())) {
-                evidence.push(
-                    Evidence::new(
-                        cap.what.clone(),
-                        format!("{} came back {spelling}", canary.name),
-                        VerifiedBy::Response,
-                    )
-                    .code("core.secret.echo"),
-                );
-            }
-        }
-    }
+    let mut evidence: Vec<Evidence> = obs
+        .echo
+        .echoes
+        .iter()
+        .map(|e| {
+            Evidence::new(e.what.clone(), format!("{} came back {}", e.canary, e.spelling), VerifiedBy::Response)
+                .code("core.secret.echo")
+        })
+        .collect();
     if !evidence.is_empty() {
+        if obs.echo.more > 0 {
+            evidence.push(
+                Evidence::new("scan", format!("{} more echo(es) not listed", obs.echo.more), VerifiedBy::Response)
+                    .code("core.secret.echo"),
+            );
+        }
         let first = &evidence[0];
         let summary = format!("{} in {}", first.outcome, first.probe);
         return Finding::new(Verdict::Fail, summary, evidence);
     }
-    let scanned = obs.captured.len();
+    let scanned = obs.echo.scanned;
     let calls = obs.answered_calls;
     if calls == 0 {
         let ev = Evidence::new(
@@ -764,7 +856,7 @@ pub fn secret_echo(obs: &CoreObservations) -> Finding {
     }
     let ev = Evidence::new(
         format!("{} canar(ies), plain and base64-, hex- and URL-encoded", obs.canaries.len()),
-        format!("absent from {scanned} captured message(s), {calls} of them answers to tool calls"),
+        format!("absent from {scanned} scanned message(s), {calls} of them answers to tool calls"),
         VerifiedBy::Response,
     )
     .code("core.secret.absent");

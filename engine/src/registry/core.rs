@@ -16,7 +16,7 @@ declare_check! {
         decided_by: &[VerifiedBy::Response],
         probes: &[
             ProbeDoc { name: "initialize", sends: "initialize offering the newest protocol version the harness speaks; the answer must name a published version (an older one such as 2024-11-05 or 2025-03-26 is a legitimate negotiation), a serverInfo and capabilities" },
-            ProbeDoc { name: "tools/list", sends: "tools/list, following nextCursor through every page (at most 50 pages)" },
+            ProbeDoc { name: "tools/list", sends: "tools/list, following nextCursor through every page (at most 50 pages and 1,000 tools)" },
             ProbeDoc { name: "schemas", sends: "nothing: each listed tool is inspected for a non-empty unique name, an object inputSchema of type object, properties that are objects, and a required list naming only declared properties" },
         ],
         settings: &[],
@@ -105,7 +105,7 @@ declare_check! {
         decided_by: &[VerifiedBy::Response],
         probes: &[
             ProbeDoc { name: "canaries", sends: "SEALMARK_CANARY and SEALMARK_FAKE_API_KEY, fresh random values per run, in the server's environment" },
-            ProbeDoc { name: "scan", sends: "nothing more: the initialize answer, tools/list, prompts/list, resources/list and every response captured during the run are searched for each canary, plain and base64-, hex- and URL-encoded" },
+            ProbeDoc { name: "scan", sends: "nothing more: the initialize answer, tools/list, prompts/list, resources/list and every other message of the run are searched, as each arrives, for each canary, plain and base64-, hex- and URL-encoded" },
         ],
         settings: &[],
         proves_pass: "At least one tool call answered somewhere in the run (a result, a tool error or a JSON-RPC error), and no canary in any spelling in any message any session received, from every pack.",

@@ -26,11 +26,16 @@ pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
                 reason
                     .push_str(&format!("; it wrote {n} line(s) that are not JSON, the first: \"{}\"", clip(first, 60)));
             }
+            if let Some(first) = &session.unasked.first_unsolicited_answer {
+                reason.push_str(&format!("; it answered a request id never sent: {}", clip(first, 80)));
+            }
             (HandshakeObs::NoAnswer { reason }, None)
         }
         Reply::Silence => (HandshakeObs::NoAnswer { reason: "the server answered nothing".to_string() }, None),
         Reply::TooLarge { bytes } => (
-            HandshakeObs::NoAnswer { reason: format!("its answer was {bytes} bytes, longer than the harness reads") },
+            HandshakeObs::NoAnswer {
+                reason: format!("its answer was {bytes} bytes, too large for the harness to parse"),
+            },
             None,
         ),
         Reply::Gone(why) => (HandshakeObs::NoAnswer { reason: format!("the server went away ({why})") }, None),

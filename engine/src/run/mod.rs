@@ -13,16 +13,17 @@ mod effects;
 mod fs;
 mod git;
 mod http;
+pub(crate) mod json_cost;
 mod learn;
 mod listener;
 mod net;
 mod observer;
 pub mod postgres;
 mod probes;
-mod process;
+pub(crate) mod process;
 pub mod sandbox;
 pub mod seed;
-mod session;
+pub(crate) mod session;
 mod sqlite;
 pub mod upstream;
 
@@ -30,7 +31,7 @@ use crate::assemble::{RunFacts, assemble};
 use crate::classify::classify_declared;
 use crate::config::{Config, ToolsFilter};
 use crate::judge::core as judge;
-use crate::judge::core::{Canary, Captured, CoreObservations};
+use crate::judge::core::{CoreObservations, EchoScan, EchoScanner};
 use crate::judge::fs::FsObservations;
 use crate::model::Pack;
 use crate::record::{Announced, DbRecord, Record, SandboxRecord, ServerLog};
@@ -117,9 +118,10 @@ pub struct Runner<'a> {
     /// Whether a server of this run has stopped answering: from then on its pings get
     /// the short wait.
     wedged: bool,
-    /// Every message every session of the run received, for secret-echo.
-    captured: Vec<Captured>,
-    captured_bytes: usize,
+    /// The canaries secret-echo looks for, shared by every session of the run.
+    scanner: std::sync::Arc<EchoScanner>,
+    /// What the secret-echo scan found in every session of the run.
+    echo: EchoScan,
     /// What the servers sent that answered nothing the harness asked, over all sessions.
     unasked: crate::record::Unasked,
     /// The two callers whose tokens `{bearer}` stands for.
@@ -177,8 +179,8 @@ impl<'a> Runner<'a> {
             pack: PackBooks::default(),
             unrestartable: None,
             wedged: false,
-            captured: Vec::new(),
-            captured_bytes: 0,
+            scanner: std::sync::Arc::new(EchoScanner::new(&sandbox.canary_list())),
+            echo: EchoScan::default(),
             unasked: Default::default(),
             callers: backend::Callers::new(options.identity_a.clone(), options.identity_b.clone()),
         }
@@ -224,7 +226,11 @@ impl<'a> Runner<'a> {
     async fn open_as(&self, live: &Live, caller: crate::judge::credential::Caller) -> Result<Session, String> {
         let url = self.config.server.url.as_ref().ok_or("the server is not reached over HTTP")?;
         let exited = live.process.as_ref().map(|p| p.exited.clone());
-        let mut session = Session::new(Session::http(&self.expand(url), self.headers_as(caller), exited), self.timeout);
+        let mut session = Session::new(
+            Session::http(&self.expand(url), self.headers_as(caller), exited),
+            self.timeout,
+            self.scanner.clone(),
+        );
         match core::open(&mut session).await {
             (_, Some(_)) => Ok(session),
             (handshake, None) => Err(handshake.why_not_open()),
@@ -258,7 +264,7 @@ impl<'a> Runner<'a> {
                     p.lines.take().expect("stdio lines"),
                     p.exited.clone(),
                 );
-                return Ok(self.live(Session::new(wire, self.timeout), Some(p)));
+                return Ok(self.live(Session::new(wire, self.timeout, self.scanner.clone()), Some(p)));
             }
             (Some(url), p) => {
                 let url = self.expand(url);
@@ -271,7 +277,7 @@ impl<'a> Runner<'a> {
             }
             (None, None) => unreachable!("validation requires a command or a url"),
         };
-        Ok(self.live(Session::new(wire.0, self.timeout), wire.1))
+        Ok(self.live(Session::new(wire.0, self.timeout, self.scanner.clone()), wire.1))
     }
 
     fn live(&self, mut session: Session, process: Option<ServerProcess>) -> Live {
@@ -316,16 +322,10 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Keeps the messages a session received, within the run's capture bound.
+    /// Keeps what a session's scan found and what its server sent unasked.
     fn absorb(&mut self, session: &mut Session) {
         self.unasked.absorb(std::mem::take(&mut session.unasked));
-        for c in std::mem::take(&mut session.captured) {
-            if self.captured_bytes + c.text.len() > session::CAPTURE_TOTAL {
-                break;
-            }
-            self.captured_bytes += c.text.len();
-            self.captured.push(c);
-        }
+        self.echo.absorb(std::mem::take(&mut session.echo));
     }
 
     /// Closes the current pack's books (a gap names calls it held back) and opens the
@@ -556,14 +556,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut db_reason = Some(db_reason);
     let mut runner = Runner::new(config, &sandbox, vars, options);
 
-    let mut obs = CoreObservations {
-        canaries: sandbox
-            .canaries
-            .iter()
-            .map(|(name, value)| Canary { name: name.clone(), value: value.clone() })
-            .collect(),
-        ..Default::default()
-    };
+    let mut obs = CoreObservations { canaries: sandbox.canary_list(), ..Default::default() };
     let mut live = runner.launch().await?;
     let (handshake, caps) = core::open(&mut live.session).await;
     obs.handshake = handshake;
@@ -706,7 +699,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         }
     }
     runner.end_pack();
-    obs.captured = std::mem::take(&mut runner.captured);
+    obs.echo = std::mem::take(&mut runner.echo);
     obs.answered_calls = runner.answered;
     let caller_redactions = runner.callers.redactions();
     let leftovers = std::mem::take(&mut runner.leftovers);

@@ -85,7 +85,8 @@ impl ServerProcess {
         let stderr = child.stderr.take().expect("piped");
         tokio::spawn(drain_log(stderr, log.clone()));
         let lines = if stdio {
-            let (tx, rx) = mpsc::channel(16);
+            // Few lines wait parsed: each may cost up to `json_cost::MESSAGE_BUDGET`.
+            let (tx, rx) = mpsc::channel(2);
             tokio::spawn(read_lines(stdout, tx));
             Some(rx)
         } else {
@@ -365,7 +366,7 @@ async fn drain_log(stream: impl AsyncRead + Unpin, log: Arc<Mutex<LogBuf>>) {
 
 /// Reads stdout line by line, never holding more than `MAX_LINE` bytes of one line.
 /// An oversized line is drained to its end and reported with its two ends.
-async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
+pub(crate) async fn read_lines(stdout: impl AsyncRead + Unpin, tx: mpsc::Sender<Line>) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
     // Of an oversized line: its length so far and its last bytes.
@@ -439,6 +440,10 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return None;
+    }
+    if super::json_cost::of_line(trimmed) > super::json_cost::MESSAGE_BUDGET {
+        // Dense enough that parsing it would cost more than the harness allows.
+        return Some(oversized_line(trimmed.len() as u64, trimmed, trimmed));
     }
     Some(match serde_json::from_slice(trimmed) {
         Ok(v) => Line::Json(v),

@@ -51,6 +51,14 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
+    /// The environment canaries, as secret-echo looks for them.
+    pub fn canary_list(&self) -> Vec<crate::judge::core::Canary> {
+        self.canaries
+            .iter()
+            .map(|(name, value)| crate::judge::core::Canary { name: name.clone(), value: value.clone() })
+            .collect()
+    }
+
     /// Creates the tree: the allowed root with its control file, a subdirectory, a
     /// large file and links that point out of it; the canary directory and the sibling
     /// root (each with a secret), and the sandbox HOME.

@@ -5,23 +5,19 @@
 //! (a line that is not JSON, a call whose name is a number). Message shapes come
 //! from rmcp's model types.
 
+use super::json_cost;
 use super::process::{Line, MAX_LINE};
-use crate::judge::core::Captured;
+use crate::judge::core::{EchoScan, EchoScanner};
 use crate::judge::text::clip;
 use crate::record::Unasked;
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
-use tokio::process::ChildStdin;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
-
-/// Each captured message is kept up to this size for secret-echo.
-const CAPTURE_EACH: usize = 2 * 1024 * 1024;
-/// All captured messages together are kept up to this size.
-pub const CAPTURE_TOTAL: usize = 64 * 1024 * 1024;
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +61,10 @@ pub struct Outgoing {
     done: Option<oneshot::Sender<Result<(), String>>>,
 }
 
+/// The most items one `*/list` keeps, and what they may cost together.
+const LISTED_MOST: usize = 1000;
+const LISTED_COST: usize = 8 * 1024 * 1024;
+
 /// How many messages may wait for a server that is not reading its stdin.
 const OUTBOX: usize = 64;
 /// How many of the server's own requests a session answers; the rest are only counted.
@@ -74,7 +74,11 @@ const SERVER_REQUEST_METHODS: usize = 16;
 
 impl Wire {
     /// The stdio wire of a started server: its stdin goes to a writer task.
-    pub fn stdio(stdin: ChildStdin, lines: mpsc::Receiver<Line>, exited: watch::Receiver<Option<String>>) -> Wire {
+    pub fn stdio(
+        stdin: impl AsyncWrite + Send + Unpin + 'static,
+        lines: mpsc::Receiver<Line>,
+        exited: watch::Receiver<Option<String>>,
+    ) -> Wire {
         let (outbox, queue) = mpsc::channel(OUTBOX);
         tokio::spawn(write_messages(stdin, queue));
         Wire::Stdio { outbox, lines, exited }
@@ -82,7 +86,7 @@ impl Wire {
 }
 
 /// Writes each message in order; stops at the first failed write (the pipe is closed).
-async fn write_messages(mut stdin: ChildStdin, mut queue: mpsc::Receiver<Outgoing>) {
+async fn write_messages(mut stdin: impl AsyncWrite + Unpin, mut queue: mpsc::Receiver<Outgoing>) {
     while let Some(out) = queue.recv().await {
         let written = async {
             stdin.write_all(&out.bytes).await?;
@@ -136,14 +140,55 @@ pub struct Session {
     /// How long a ping waits: shorter once a server of this run has stopped answering,
     /// since a live server answers a ping at once.
     pub ping_timeout: Duration,
-    /// Every message the server sent, as text.
-    pub captured: Vec<Captured>,
-    captured_bytes: usize,
+    /// The canaries secret-echo looks for, and what the scan of each message found.
+    scanner: Arc<EchoScanner>,
+    pub echo: EchoScan,
     /// Messages that arrived while waiting for another, not yet claimed.
-    stray: VecDeque<Value>,
+    stray: Strays,
     /// What the server sent that answered nothing asked: lines that are not JSON,
     /// answers to ids never sent (dropped), its own requests.
     pub unasked: Unasked,
+}
+
+/// Messages kept for a later claim, bounded in number and in cost: the oldest go first.
+#[derive(Default)]
+struct Strays {
+    kept: VecDeque<(Value, usize)>,
+    cost: usize,
+}
+
+impl Strays {
+    const MOST: usize = 256;
+    const COST: usize = 2 * json_cost::MESSAGE_BUDGET;
+
+    fn push(&mut self, msg: Value) {
+        let cost = json_cost::of_value(&msg);
+        self.cost += cost;
+        self.kept.push_back((msg, cost));
+        while self.kept.len() > Self::MOST || self.cost > Self::COST {
+            let Some((_, old)) = self.kept.pop_front() else { break };
+            self.cost -= old;
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// The answer to `id`, if one is kept.
+    fn take_answer(&mut self, id: &Value) -> Option<Value> {
+        let pos = self.kept.iter().position(|(m, _)| m.get("id") == Some(id) && is_answer(m))?;
+        let (msg, cost) = self.kept.remove(pos)?;
+        self.cost -= cost;
+        Some(msg)
+    }
+
+    /// Every message kept after the first `from`.
+    fn take_from(&mut self, from: usize) -> Vec<Value> {
+        let taken: Vec<Value> = self.kept.drain(from.min(self.kept.len())..).map(|(m, _)| m).collect();
+        self.cost = self.kept.iter().map(|(_, c)| c).sum();
+        taken
+    }
 }
 
 /// Request ids a server cannot guess: a keyed hash of a counter, so no id says what the
@@ -195,15 +240,15 @@ impl Ids {
 }
 
 impl Session {
-    pub fn new(wire: Wire, timeout: Duration) -> Session {
+    pub fn new(wire: Wire, timeout: Duration, scanner: Arc<EchoScanner>) -> Session {
         Session {
             ping_timeout: timeout,
             wire,
             ids: Ids::new(),
             timeout,
-            captured: Vec::new(),
-            captured_bytes: 0,
-            stray: VecDeque::new(),
+            scanner,
+            echo: EchoScan::default(),
+            stray: Strays::default(),
             unasked: Unasked::default(),
         }
     }
@@ -328,8 +373,7 @@ impl Session {
     /// the timeout is sent a ping, so a call that times out can tell a slow tool (the
     /// ping was answered) from a server that stopped answering altogether.
     async fn wait_for(&mut self, id: &Value, what: &str, watch: bool, timeout: Duration) -> Reply {
-        if let Some(pos) = self.stray.iter().position(|m| m.get("id") == Some(id) && is_answer(m)) {
-            let msg = self.stray.remove(pos).expect("found");
+        if let Some(msg) = self.stray.take_answer(id) {
             return to_reply(msg);
         }
         let start = Instant::now();
@@ -384,9 +428,9 @@ impl Session {
     /// Sends a ping and collects everything that arrives before its answer. The ping
     /// is the fence that tells silence from a slow answer for input that has no id.
     pub async fn fence(&mut self) -> (Vec<Value>, Reply) {
-        let before = self.stray.len();
+        let before = self.stray.count();
         let reply = self.request("ping", Value::Null, "ping").await;
-        let arrived: Vec<Value> = self.stray.drain(before.min(self.stray.len())..).collect();
+        let arrived = self.stray.take_from(before);
         (arrived, reply)
     }
 
@@ -429,16 +473,16 @@ impl Session {
             };
             match incoming {
                 Incoming::Json(v) => {
-                    self.capture(what, &v);
+                    self.scan_value(what, &v);
                     return Ok(Got::Message(v));
                 }
                 Incoming::Garbage(g) => {
                     self.unasked.junk_lines += 1;
-                    self.unasked.first_junk_line.get_or_insert(g.clone());
-                    self.capture_text(what, g);
+                    self.scan_text(what, &g);
+                    self.unasked.first_junk_line.get_or_insert(g);
                 }
                 Incoming::TooLarge { bytes, id, ends } => {
-                    self.capture_text(what, ends);
+                    self.scan_text(what, &ends);
                     return Ok(Got::TooLarge { bytes, id });
                 }
             }
@@ -470,7 +514,9 @@ impl Session {
             if asked > SERVER_REQUESTS_ANSWERED || !self.reply_without_waiting(&reply).await {
                 self.unasked.server_requests_unanswered += 1;
             }
-        } else if msg.get("method").is_none() {
+        } else if msg.get("method").is_some() {
+            self.unasked.notifications += 1;
+        } else {
             // An answer to an id never sent (or sent and already answered) is forged or
             // premature: dropped, and counted as evidence.
             if let Some(id) = msg.get("id").filter(|id| !id.is_null())
@@ -488,10 +534,7 @@ impl Session {
                 return;
             }
             // Answers to other ids, and unattributed errors, may belong to a probe.
-            self.stray.push_back(msg);
-            while self.stray.len() > 256 {
-                self.stray.pop_front();
-            }
+            self.stray.push(msg);
         }
     }
 
@@ -508,37 +551,39 @@ impl Session {
         }
     }
 
-    fn capture(&mut self, what: &str, v: &Value) {
-        self.capture_text(what, v.to_string());
+    fn scan_value(&mut self, what: &str, v: &Value) {
+        self.scanner.scan_value(what, v, &mut self.echo);
     }
 
-    fn capture_text(&mut self, what: &str, text: String) {
-        if self.captured_bytes >= CAPTURE_TOTAL {
-            return;
-        }
-        let mut text = text;
-        if text.len() > CAPTURE_EACH {
-            let mut cut = CAPTURE_EACH;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-        }
-        self.captured_bytes += text.len();
-        self.captured.push(Captured { what: what.to_string(), text });
+    fn scan_text(&mut self, what: &str, text: &str) {
+        self.scanner.scan_text(what, text, &mut self.echo);
     }
 
     /// Paginates a `*/list` method; returns the items, the page count and why the list
-    /// is incomplete, if it is.
+    /// is incomplete, if it is. At most `LISTED_MOST` items, costing at most
+    /// `LISTED_COST`, are kept: a list past them is incomplete.
     pub async fn list_all(&mut self, method: &str, key: &str) -> (Vec<Value>, u32, Option<String>) {
         let mut items = Vec::new();
+        let mut cost = 0;
         let mut cursor: Option<String> = None;
         for page in 1..=50u32 {
             let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
             match self.request(method, params, method).await {
-                Reply::Result(r) => {
-                    match r.get(key).and_then(Value::as_array) {
-                        Some(list) => items.extend(list.iter().cloned()),
+                Reply::Result(mut r) => {
+                    match r.get_mut(key).and_then(Value::as_array_mut) {
+                        Some(list) => {
+                            for item in list.drain(..) {
+                                cost += json_cost::of_value(&item);
+                                if items.len() == LISTED_MOST || cost > LISTED_COST {
+                                    let why = format!(
+                                        "the list was read no further than {} {key}, the most the harness keeps",
+                                        items.len()
+                                    );
+                                    return (items, page, Some(why));
+                                }
+                                items.push(item);
+                            }
+                        }
                         None => return (items, page, Some(format!("the answer has no {key} list"))),
                     }
                     match r.get("nextCursor").and_then(Value::as_str) {
@@ -560,7 +605,7 @@ impl Session {
                     return (
                         items,
                         page,
-                        Some(format!("an answer of {bytes} bytes, over the {MAX_LINE} the harness reads")),
+                        Some(format!("an answer of {bytes} bytes, too large for the harness to parse")),
                     );
                 }
                 Reply::Gone(why) => return (items, page, Some(format!("the server went away: {why}"))),
@@ -584,14 +629,14 @@ fn is_answer(msg: &Value) -> bool {
     msg.get("result").is_some() || msg.get("error").is_some()
 }
 
-fn to_reply(msg: Value) -> Reply {
+fn to_reply(mut msg: Value) -> Reply {
     if let Some(err) = msg.get("error") {
         Reply::Error {
             code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
             message: err.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
         }
     } else {
-        Reply::Result(msg.get("result").cloned().unwrap_or(Value::Null))
+        Reply::Result(msg.get_mut("result").map(Value::take).unwrap_or(Value::Null))
     }
 }
 
@@ -630,11 +675,14 @@ impl HttpWire {
                 .is_some_and(|c| c.starts_with("text/event-stream"));
             let mut body = Vec::new();
             let mut sse_buf = Vec::new();
+            // What the events of this one answer may cost queued: a stream of events that
+            // never brings the answer is read no further once they are spent.
+            let mut room = 2 * json_cost::MESSAGE_BUDGET;
             while let Some(chunk) = resp.chunk().await.map_err(|e| format!("reading the HTTP answer failed: {e}"))? {
                 if sse {
                     sse_buf.extend_from_slice(&chunk);
-                    let got_answer = self.take_sse_events(&mut sse_buf, sent_id.as_ref());
-                    if got_answer {
+                    let got_answer = self.take_sse_events(&mut sse_buf, sent_id.as_ref(), &mut room);
+                    if got_answer || room == 0 {
                         break;
                     }
                 } else {
@@ -648,7 +696,10 @@ impl HttpWire {
             }
             if sse {
                 sse_buf.extend_from_slice(b"\n\n");
-                self.take_sse_events(&mut sse_buf, sent_id.as_ref());
+                self.take_sse_events(&mut sse_buf, sent_id.as_ref(), &mut room);
+            } else if json_cost::of_line(&body) > json_cost::MESSAGE_BUDGET {
+                let ends = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]).into_owned();
+                self.queue.push_back(Incoming::TooLarge { bytes: body.len() as u64, id: sent_id.clone(), ends });
             } else if !body.trim_ascii().is_empty() {
                 match serde_json::from_slice::<Value>(&body) {
                     Ok(Value::Array(batch)) => self.queue.extend(batch.into_iter().map(Incoming::Json)),
@@ -670,30 +721,55 @@ impl HttpWire {
         }
     }
 
-    /// Queues complete SSE events from `buf`; true once the answer to `id` is among them.
-    fn take_sse_events(&mut self, buf: &mut Vec<u8>, id: Option<&Value>) -> bool {
+    /// Queues complete SSE events from `buf`, while their cost fits in `room`; true once
+    /// the answer to `id` is among them.
+    fn take_sse_events(&mut self, buf: &mut Vec<u8>, id: Option<&Value>, room: &mut usize) -> bool {
         let mut answered = false;
-        loop {
-            let text = String::from_utf8_lossy(buf).replace("\r\n", "\n");
-            let Some(end) = text.find("\n\n") else { break };
-            let event = &text[..end];
+        let mut consumed = 0;
+        while *room > 0
+            && let Some((end, next)) = event_end(&buf[consumed..])
+        {
+            let event = String::from_utf8_lossy(&buf[consumed..consumed + end]).replace("\r\n", "\n");
+            consumed += next;
             let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-            if !data.is_empty() {
-                let joined = data.join("\n");
-                match serde_json::from_str::<Value>(&joined) {
-                    Ok(v) => {
-                        answered |= id.is_some() && v.get("id") == id && is_answer(&v);
-                        self.queue.push_back(Incoming::Json(v));
-                    }
-                    Err(_) if joined.trim().is_empty() => {}
-                    Err(_) => self.queue.push_back(Incoming::Garbage(clip(&joined, 200))),
-                }
+            if data.is_empty() {
+                continue;
             }
-            let consumed = text[..end + 2].len();
-            *buf = text.as_bytes()[consumed..].to_vec();
+            let joined = data.join("\n");
+            let cost = json_cost::of_line(joined.as_bytes());
+            *room = room.saturating_sub(cost);
+            if cost > json_cost::MESSAGE_BUDGET {
+                let ends = clip(&joined, 64 * 1024);
+                self.queue.push_back(Incoming::TooLarge { bytes: joined.len() as u64, id: None, ends });
+                answered |= id.is_some();
+                continue;
+            }
+            match serde_json::from_str::<Value>(&joined) {
+                Ok(v) => {
+                    answered |= id.is_some() && v.get("id") == id && is_answer(&v);
+                    self.queue.push_back(Incoming::Json(v));
+                }
+                Err(_) if joined.trim().is_empty() => {}
+                Err(_) => self.queue.push_back(Incoming::Garbage(clip(&joined, 200))),
+            }
         }
+        buf.drain(..consumed);
         answered
     }
+}
+
+/// Where the first SSE event in `buf` ends (a blank line, `\n` or `\r\n`): the event's
+/// length and where the next one starts.
+fn event_end(buf: &[u8]) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(i) = buf[from..].iter().position(|b| *b == b'\n').map(|i| from + i) {
+        match &buf[i + 1..] {
+            [b'\n', ..] => return Some((i, i + 2)),
+            [b'\r', b'\n', ..] => return Some((i, i + 3)),
+            _ => from = i + 1,
+        }
+    }
+    None
 }
 
 /// An HTTP refusal without a JSON-RPC body, as an error answer to the message sent.
