@@ -5,6 +5,7 @@ use crate::{exit, usage_error};
 use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
+use sealmark_engine::judge::text::visible;
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_saved};
 use sealmark_engine::registry::did_you_mean;
@@ -48,7 +49,7 @@ pub fn run(args: RunArgs) -> u8 {
     let record = match &args.replay {
         Some(path) => match load_record(path) {
             Ok(mut r) => {
-                sealmark_engine::assemble::regrade(&mut r);
+                replay(&mut r);
                 r
             }
             Err(code) => return code,
@@ -71,6 +72,31 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     code
+}
+
+/// A saved record judged again by this build: from its observations when it carries
+/// them (saying on stderr which verdicts differ), else re-graded from its stored
+/// verdicts. Either way the grades are this build's formula.
+fn replay(record: &mut Record) {
+    use sealmark_engine::rederive::{Agreement, rederive, rejudge};
+    match rederive(record) {
+        Ok(rederived) => {
+            let differ: Vec<_> = rederived.iter().filter(|r| r.agreement != Agreement::Same).collect();
+            eprintln!(
+                "sealmark: replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
+                rederived.len(),
+                differ.len()
+            );
+            for r in differ {
+                eprintln!("  {}", visible(&r.describe()));
+            }
+            rejudge(record, &rederived);
+        }
+        Err(why) => {
+            eprintln!("sealmark: replay re-graded the stored verdicts: {why}");
+            sealmark_engine::assemble::regrade(record);
+        }
+    }
 }
 
 /// Starts the server, runs every pack, and returns the record.

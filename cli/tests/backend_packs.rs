@@ -83,6 +83,7 @@ fn json_run(scratch: &Scratch, cfg: &Path, env: &[(&str, &str)]) -> (Value, Stri
     let out = run(scratch, &["run", "--format", "json", "--config", cfg.to_str().unwrap()], env);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let record = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no record ({e}): {stderr}"));
+    common::assert_rederived(scratch, &record);
     (record, stderr)
 }
 

@@ -426,7 +426,8 @@ fn replay_renders_a_saved_record_and_refuses_foreign_ones() {
 
     let cases = [
         ("old.json", "/sealmark/methodology", serde_json::json!("0.2"), "a record of methodology 0.2"),
-        ("new.json", "/config/schemaVersion", serde_json::json!(99), "record version 99 is newer"),
+        ("new.json", "/config/schemaVersion", serde_json::json!(99), "record version 99.0 is newer"),
+        ("major.json", "/config/schemaVersion", serde_json::json!("2.0"), "record version 2.0 is newer"),
     ];
     for (name, pointer, value, want) in cases {
         let mut r = record.clone();
@@ -442,6 +443,52 @@ fn replay_renders_a_saved_record_and_refuses_foreign_ones() {
     let out = scratch.run(&["run", "--replay", junk.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("junk.json:2:"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Replay judges the record's observations again: a verdict edited in the record is
+/// named and overruled; a record without observations (1.0) or of a newer minor is
+/// re-graded from its stored verdicts, and says so.
+#[test]
+fn replay_rejudges_the_observations_and_names_a_doctored_verdict() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("prefix-check-reads", "packs: [core, fs, effects]\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(record["observations"]["fs"]["reads"].is_array(), "the record carries what the fs judges read");
+    assert_eq!(record["config"]["schemaVersion"], "1.1");
+    let failed = record["checks"].as_array().unwrap().iter().position(|c| c["verdict"] == "fail").unwrap();
+    let id = record["checks"][failed]["id"].as_str().unwrap().to_string();
+    let pack = record["checks"][failed]["pack"].as_str().unwrap().to_string();
+
+    let mut doctored = record.clone();
+    doctored["checks"][failed]["verdict"] = "pass".into();
+    doctored["packs"][&pack]["grade"]["letter"] = "A".into();
+    let path = scratch.path().join("doctored.json");
+    std::fs::write(&path, doctored.to_string()).unwrap();
+    let out = scratch.run(&["run", "--replay", path.to_str().unwrap(), "--format", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("; 1 differ from the stored result"), "{err}");
+    assert!(err.contains(&format!("{id}: stored pass, re-derived fail")), "{err}");
+    let rejudged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rejudged["checks"], record["checks"], "the observations' verdicts, not the stored ones");
+    assert_eq!(rejudged["packs"], record["packs"]);
+
+    for (version, keep) in [(serde_json::json!(1), false), (serde_json::json!("1.9"), true)] {
+        let mut older = doctored.clone();
+        older["config"]["schemaVersion"] = version.clone();
+        if !keep {
+            older.as_object_mut().unwrap().remove("observations");
+        } else {
+            older["observations"]["version"] = 2.into();
+        }
+        std::fs::write(&path, older.to_string()).unwrap();
+        let out = scratch.run(&["run", "--replay", path.to_str().unwrap(), "--format", "json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{version}: {err}");
+        assert!(err.contains("re-graded the stored verdicts"), "{version}: {err}");
+        let regraded: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(regraded["checks"][failed]["verdict"], "pass", "{version}: nothing to re-judge it with");
+    }
 }
 
 /// --baseline: a worse verdict is a regression (exit 1), a check the baseline lacks

@@ -43,8 +43,10 @@ fn json_of(scratch: &Scratch, cfg: &Path, extra_args: &[&str]) -> Value {
     let mut args = vec!["run", "--format", "json", "--config", cfg.to_str().unwrap()];
     args.extend_from_slice(extra_args);
     let out = scratch.run(&args);
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no record ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+    let record = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no record ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    common::assert_rederived(scratch, &record);
+    record
 }
 
 #[test]

@@ -50,6 +50,7 @@ fn check(mode: &str) -> (serde_json::Value, String) {
     std::fs::write(&cfg, text).unwrap();
     let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
+    common::assert_rederived(&scratch, &rec);
     for (id, want) in CHECKS.iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
         assert_eq!(verdict(&rec, id), want, "mode {mode}, {id}: {}", c["summary"]);

@@ -251,6 +251,10 @@ fn endless_pagination_is_read_to_a_bound() {
     assert!(handshake.contains("the list was read no further than"), "{handshake}");
     let tools = rec["server"]["tools"].as_array().unwrap().len();
     assert!((1..=1000).contains(&tools), "{tools} tools kept");
+    // What the judges read is larger than a record keeps: named, not silently cut.
+    let omitted = rec["observationsOmitted"].as_str().unwrap_or_default();
+    assert!(omitted.contains("more than the 4 MiB a record keeps"), "{}", rec["observationsOmitted"]);
+    assert!(rec["observations"].is_null());
 }
 
 /// A line under the length bound that would cost far more parsed (a million small

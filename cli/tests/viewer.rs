@@ -171,6 +171,15 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
             assert!(page.contains(line.as_str()), "{name}: the viewer lacks the CLI's {line:?}:\n{page}");
         }
         assert!(page.contains("How this grade was computed"), "{name}");
+        // Every check was judged again in the browser, from the record's observations.
+        let marks = b.eval(
+            "[document.querySelectorAll('li.check').length,
+              document.querySelectorAll('li.check .rederivation.rederived').length,
+              document.querySelectorAll('.rederivation.mismatch, .mismatch-band').length]",
+        );
+        let checks = marks[0].as_u64().unwrap();
+        assert!(checks > 0 && marks[1] == checks && marks[2] == 0, "{name}: [checks, re-derived, mismatches] {marks}");
+        assert!(page.contains("re-derived in this browser from the record's observations"), "{name}:\n{page}");
         let own = file_url(&dir);
         let foreign: Vec<String> = b.requests().into_iter().filter(|u| !u.starts_with(&own)).collect();
         assert!(foreign.is_empty(), "{name}: requests beyond its own files: {foreign:?}");
@@ -269,7 +278,7 @@ fn records_open_from_a_url_the_picker_or_a_drop_and_compare_with_a_baseline() {
 #[test]
 fn bad_records_get_a_message_and_hostile_ones_stay_text() {
     let scratch = Scratch::new();
-    let (good, _) = two_records(&scratch);
+    let (good, capped) = two_records(&scratch);
     let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
     let mut old = rec.clone();
     old["sealmark"]["methodology"] = "0.2".into();
@@ -277,10 +286,22 @@ fn bad_records_get_a_message_and_hostile_ones_stay_text() {
     let mut newer = rec.clone();
     newer["config"]["schemaVersion"] = 99.into();
     std::fs::write(scratch.path().join("newer.json"), newer.to_string()).unwrap();
+    // A verdict flipped in the record: the viewer's own judges overrule it, loudly.
+    let mut doctored: serde_json::Value = serde_json::from_slice(&std::fs::read(&capped).unwrap()).unwrap();
+    let at = doctored["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["verdict"] != "pass")
+        .expect("a check that did not pass");
+    let doctored_id = doctored["checks"][at]["id"].as_str().unwrap().to_string();
+    doctored["checks"][at]["verdict"] = "pass".into();
+    std::fs::write(scratch.path().join("doctored.json"), doctored.to_string()).unwrap();
     let mut hostile = rec.clone();
     hostile["server"]["name"] = "<script>document.title='pwned'</script>\u{200b}Evil".into();
     hostile["checks"][0]["label"] = "<img src=x onerror=\"document.title='pwned'\">".into();
     hostile["checks"][0]["summary"] = "[click](javascript:alert(1)) \u{202e}gnp.exe".into();
+    hostile["classification"][0]["reason"] = "named \u{202e}gnp.exe".into();
     hostile["checks"][0]["evidence"][0]["outcome"] = "</script><script>document.title='pwned'</script>".into();
     hostile["classification"][0]["tool"] = "<a href=\"javascript:document.title='pwned'\">x</a>".into();
     let hostile_path = scratch.path().join("hostile.json");
@@ -300,6 +321,10 @@ fn bad_records_get_a_message_and_hostile_ones_stay_text() {
     assert!(page.contains("../missing.json: HTTP 404"), "{page}");
     let page = open(&mut b, &format!("{base}/good/?record=../newer.json"));
     assert!(page.contains("not a record the viewer can read") && page.contains("99"), "{page}");
+    let page = open(&mut b, &format!("{base}/good/?record=../doctored.json"));
+    assert!(page.contains("1 stored result(s) disagree with the record's own observations"), "{page}");
+    assert!(page.contains(&format!("{doctored_id}: stored pass, re-derived ")), "{page}");
+    assert!(page.contains("mismatch: the record stored pass"), "{page}");
 
     for url in [format!("{base}/good/?record=../hostile.json"), file_url(&out.join("index.html"))] {
         b.forget();

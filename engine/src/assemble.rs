@@ -7,7 +7,7 @@ use crate::classify::classify;
 use crate::config::Config;
 use crate::grading::{self, Input, Outcome};
 use crate::judge::Finding;
-use crate::model::{Pack, Verdict, Weight};
+use crate::model::{Pack, Weight};
 use crate::record::*;
 use crate::registry::{CHECKS, CheckDef, pack_doc};
 use crate::tools::{ToolInfo, canonical_json, sha256_tagged};
@@ -60,6 +60,23 @@ pub fn effective_weight(def: &CheckDef, config: &Config) -> Weight {
     }
 }
 
+/// One registry check's result, counted with `weight`.
+pub fn check_result(def: &CheckDef, weight: Weight, finding: Finding) -> CheckResult {
+    let Finding { verdict, summary, evidence } = finding;
+    CheckResult {
+        id: def.id.to_string(),
+        pack: def.pack.id().to_string(),
+        label: def.label.to_string(),
+        critical: weight == Weight::Critical,
+        advisory: weight == Weight::Advisory,
+        candidate: def.candidate,
+        scope: def.scope.to_string(),
+        verdict,
+        summary,
+        evidence,
+    }
+}
+
 /// Builds the record.
 pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckDef, Finding)>) -> Record {
     let requested: Vec<Pack> = config.packs.clone().unwrap_or_else(|| Pack::STANDARD.to_vec());
@@ -85,24 +102,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         });
     }
     for (def, finding) in findings {
-        let weight = effective_weight(def, config);
-        let (verdict, summary, evidence) = if config.enabled(def.id) {
-            (finding.verdict, finding.summary, finding.evidence)
-        } else {
-            (Verdict::Na, format!("turned off by checks.{}.enabled", def.id), Vec::new())
-        };
-        checks.push(CheckResult {
-            id: def.id.to_string(),
-            pack: def.pack.id().to_string(),
-            label: def.label.to_string(),
-            critical: weight == Weight::Critical,
-            advisory: weight == Weight::Advisory,
-            candidate: def.candidate,
-            scope: def.scope.to_string(),
-            verdict,
-            summary,
-            evidence,
-        });
+        checks.push(check_result(def, effective_weight(def, config), finding));
     }
 
     let mut packs = BTreeMap::new();
@@ -248,6 +248,8 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         probes: (!facts.probe_calls.is_empty()).then_some(ProbesRecord { calls: facts.probe_calls }),
         custom: (!facts.custom_probes.is_empty()).then_some(CustomRecord { probes: facts.custom_probes }),
         unasked: facts.unasked,
+        observations: None,
+        observations_omitted: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod judge;
 pub mod model;
 pub mod probes;
 pub mod record;
+pub mod rederive;
 pub mod registry;
 pub mod render;
 #[doc(hidden)]
@@ -34,5 +35,7 @@ mod fuzz;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The methodology these checks and this grading formula implement.
 pub const METHODOLOGY: &str = "0.3-draft";
-/// The version of the JSON record layout (`config.schemaVersion`); replay checks it.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the JSON record layout (`config.schemaVersion`): a reader takes any
+/// record of its major version (a newer minor only adds members) and refuses a newer
+/// major. 1.1 added `observations`.
+pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 1 };

@@ -40,6 +40,83 @@ pub struct Record {
     /// What the server sent besides answers to the harness's requests (advisory).
     #[serde(default, skip_serializing_if = "Unasked::is_empty")]
     pub unasked: Unasked,
+    /// What the judges read (`judge::Observations`), so every verdict can be re-derived
+    /// from the record alone. Kept as JSON and read on demand: a record whose
+    /// observations this build cannot read is still a record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::judge::Observations>")]
+    pub observations: Option<Value>,
+    /// Why the record carries no observations, when the run had them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observations_omitted: Option<String>,
+}
+
+/// The most serialised observations a record keeps; a run that observed more keeps
+/// none and says so (its verdicts are then re-graded, not re-judged, on replay).
+pub const OBSERVATIONS_KEPT_BYTES: usize = 4 << 20;
+
+/// A record layout version, written `"major.minor"` (records before 1.1 wrote a bare
+/// major number, which reads as `major.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SchemaVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl std::fmt::Display for SchemaVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl Serialize for SchemaVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemaVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SchemaVersion::from_value(&Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl SchemaVersion {
+    fn from_value(v: &Value) -> Result<SchemaVersion, String> {
+        let bad = || format!("a record version is \"major.minor\" (e.g. \"1.1\"), not {v}");
+        match v {
+            Value::Number(n) => {
+                n.as_u64().and_then(|m| u32::try_from(m).ok()).map(|major| SchemaVersion { major, minor: 0 })
+            }
+            Value::String(s) => s
+                .split_once('.')
+                .and_then(|(a, b)| Some(SchemaVersion { major: a.parse().ok()?, minor: b.parse().ok()? })),
+            _ => None,
+        }
+        .ok_or_else(bad)
+    }
+}
+
+/// `value` with every string redacted as a record is (`Record::redact`).
+pub fn redacted<T: Serialize + serde::de::DeserializeOwned>(value: T, replacements: &[(String, String)]) -> T {
+    let mut v = serde_json::to_value(&value).expect("observations serialise");
+    redact_strings(&mut v, replacements);
+    serde_json::from_value(v).expect("redaction keeps the shape")
+}
+
+fn redact_strings(v: &mut Value, reps: &[(String, String)]) {
+    match v {
+        Value::String(s) => {
+            for (from, to) in reps {
+                if !from.is_empty() && s.contains(from.as_str()) {
+                    *s = s.replace(from.as_str(), to);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, reps)),
+        Value::Object(m) => m.values_mut().for_each(|i| redact_strings(i, reps)),
+        _ => {}
+    }
 }
 
 /// What a server sent that answered nothing the harness asked: advisory, never a
@@ -170,8 +247,11 @@ pub enum SavedRecordError {
         crate::METHODOLOGY
     )]
     OtherMethodology { found: String },
-    #[error("record version {found} is newer than this sealmark reads ({}); update sealmark", crate::SCHEMA_VERSION)]
-    NewerVersion { found: u32 },
+    #[error(
+        "record version {found} is newer than this sealmark reads (version {}.x); update sealmark",
+        crate::SCHEMA_VERSION.major
+    )]
+    NewerVersion { found: SchemaVersion },
     /// Two results for one check: which one counts would be a guess, so neither does.
     #[error("checks[{again}] repeats the check id \"{id}\" of checks[{first}]; a record holds one result per check")]
     RepeatedCheck { id: String, first: usize, again: usize },
@@ -181,15 +261,21 @@ pub enum SavedRecordError {
 /// methodology, has a newer record version than this build reads, or holds two results
 /// for one check.
 pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
-    let record: Record = serde_json::from_str(text).map_err(|e| SavedRecordError::NotARecord {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    let newer = |found: SchemaVersion| found.major > crate::SCHEMA_VERSION.major;
+    let record: Record = serde_json::from_str(text).map_err(|e| {
+        // A newer major may not parse at all: say that, not what failed to parse.
+        let found = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.pointer("/config/schemaVersion").and_then(|v| SchemaVersion::from_value(v).ok()));
+        match found {
+            Some(found) if newer(found) => SavedRecordError::NewerVersion { found },
+            _ => SavedRecordError::NotARecord { line: e.line(), column: e.column(), message: e.to_string() },
+        }
     })?;
     if record.sealmark.methodology != crate::METHODOLOGY {
         return Err(SavedRecordError::OtherMethodology { found: record.sealmark.methodology });
     }
-    if record.config.schema_version > crate::SCHEMA_VERSION {
+    if newer(record.config.schema_version) {
         return Err(SavedRecordError::NewerVersion { found: record.config.schema_version });
     }
     let mut seen = std::collections::BTreeMap::new();
@@ -398,7 +484,8 @@ pub struct ConfigRecord {
     pub standard: bool,
     pub standard_diff: Vec<String>,
     pub methodology: String,
-    pub schema_version: u32,
+    #[schemars(with = "String")]
+    pub schema_version: SchemaVersion,
     /// The config file, as given on the command line (absent for the quick form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -436,23 +523,42 @@ impl Record {
     /// Replaces each `from` with its `to` in every string of the record, so run-specific
     /// paths and secrets that a server echoed never reach a report.
     pub fn redact(self, replacements: &[(String, String)]) -> Record {
-        fn walk(v: &mut Value, reps: &[(String, String)]) {
-            match v {
-                Value::String(s) => {
-                    for (from, to) in reps {
-                        if !from.is_empty() && s.contains(from.as_str()) {
-                            *s = s.replace(from.as_str(), to);
-                        }
-                    }
-                }
-                Value::Array(items) => items.iter_mut().for_each(|i| walk(i, reps)),
-                Value::Object(m) => m.values_mut().for_each(|i| walk(i, reps)),
-                _ => {}
-            }
+        redacted(self, replacements)
+    }
+
+    /// Keeps the observations the judges read, unless they are larger than
+    /// `OBSERVATIONS_KEPT_BYTES`, in which case the record says so instead.
+    pub fn keep_observations(&mut self, observations: &crate::judge::Observations) {
+        let value = serde_json::to_value(observations).expect("observations serialise");
+        let bytes = value.to_string().len();
+        if bytes > OBSERVATIONS_KEPT_BYTES {
+            self.observations_omitted = Some(format!(
+                "the run observed {bytes} bytes, more than the {} MiB a record keeps",
+                OBSERVATIONS_KEPT_BYTES >> 20
+            ));
+        } else {
+            self.observations = Some(value);
         }
-        let mut v = serde_json::to_value(&self).expect("a record serialises");
-        walk(&mut v, replacements);
-        serde_json::from_value(v).expect("redaction keeps the shape")
+    }
+
+    /// The observations this build's judges can read, or why there are none.
+    pub fn observations(&self) -> Result<crate::judge::Observations, String> {
+        let Some(value) = &self.observations else {
+            return Err(match &self.observations_omitted {
+                Some(why) => format!("the record carries no observations ({why})"),
+                None => "the record carries no observations (it was made before record version 1.1)".to_string(),
+            });
+        };
+        let version = value.get("version").and_then(Value::as_u64);
+        if version != Some(u64::from(crate::judge::OBSERVATIONS_VERSION)) {
+            return Err(format!(
+                "the record's observations are of version {}, and this build reads version {}",
+                version.map_or("(none)".to_string(), |v| v.to_string()),
+                crate::judge::OBSERVATIONS_VERSION
+            ));
+        }
+        crate::judge::Observations::deserialize(value)
+            .map_err(|e| format!("the record's observations cannot be read: {e}"))
     }
 
     /// The checks of one pack, in record order.

@@ -20,7 +20,7 @@ fn pretty(v: &Value) -> String {
 /// The record's schema, from its types.
 pub fn record_schema() -> String {
     let mut schema = serde_json::to_value(schemars::schema_for!(Record)).expect("a schema serialises");
-    schema["$id"] = json!(format!("https://sealmark.dev/schema/record-v{}.json", crate::SCHEMA_VERSION));
+    schema["$id"] = json!(format!("https://sealmark.dev/schema/record-v{}.json", crate::SCHEMA_VERSION.major));
     schema["title"] = json!("sealmark record");
     schema["description"] =
         json!(format!("The complete result of one sealmark run (record version {}).", crate::SCHEMA_VERSION));

@@ -11,6 +11,7 @@ use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first}
 use sealmark_engine::judge::text::visible;
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
+use sealmark_engine::rederive::{Agreement, Rederived, rederive, rejudge};
 use sealmark_engine::registry;
 use std::sync::Arc;
 
@@ -82,9 +83,96 @@ fn Comparison(baseline: Arc<Record>, current: Arc<Record>) -> impl IntoView {
     }
 }
 
+/// What the viewer's own judges made of the record: the checks it shows are theirs,
+/// each with how the stored result compares.
+struct Judged {
+    record: Arc<Record>,
+    /// Per check id, how it compares; `Err` when the record has no observations to judge.
+    rederived: Result<Vec<Rederived>, String>,
+}
+
+impl Judged {
+    fn of(stored: Arc<Record>) -> Judged {
+        match rederive(&stored) {
+            Ok(list) => {
+                let mut mine = (*stored).clone();
+                rejudge(&mut mine, &list);
+                Judged { record: Arc::new(mine), rederived: Ok(list) }
+            }
+            Err(why) => Judged { record: stored, rederived: Err(why) },
+        }
+    }
+
+    fn agreement(&self, id: &str) -> Option<Agreement> {
+        self.rederived.as_ref().ok()?.iter().find(|r| r.id == id).map(|r| r.agreement.clone())
+    }
+}
+
+/// The line under the header: whether the verdicts shown were re-derived, and every
+/// stored result that the observations contradict.
+fn rederivation_band(judged: &Judged, stored: &Record) -> AnyView {
+    match &judged.rederived {
+        Ok(list) => {
+            let differ: Vec<String> =
+                list.iter().filter(|r| r.agreement != Agreement::Same).map(|r| visible(&r.describe())).collect();
+            if differ.is_empty() {
+                view! {
+                    <p class="rederived-band">{format!(
+                        "Every verdict below was re-derived in this browser from the record's observations ({} checks).",
+                        list.len()
+                    )}</p>
+                }
+                .into_any()
+            } else {
+                let stored_summaries: Vec<String> = stored
+                    .checks
+                    .iter()
+                    .filter(|c| differ.iter().any(|d| d.starts_with(&format!("{}:", visible(&c.id)))))
+                    .map(|c| format!("{} as stored: {} — {}", visible(&c.id), c.verdict.id(), visible(&c.summary)))
+                    .collect();
+                view! {
+                    <div class="mismatch-band" role="alert">
+                        <p><strong>{format!(
+                            "{} stored result(s) disagree with the record's own observations.",
+                            differ.len()
+                        )}</strong>" The verdicts and grades below are the ones the observations give; the stored ones are not trusted."</p>
+                        <ul>{differ.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
+                        <details><summary>"What the record claimed"</summary>
+                            <ul>{stored_summaries.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
+                        </details>
+                    </div>
+                }
+                .into_any()
+            }
+        }
+        Err(why) => view! {
+            <p class="rederived-band not-rederived">{format!("Verdicts shown as stored, not re-derived: {}.", visible(why))}</p>
+        }
+        .into_any(),
+    }
+}
+
+/// Where a pack's judges read in the observations.
+fn observed_in(pack: &str) -> &'static str {
+    match pack {
+        "core" => "observations.core",
+        "fs" | "effects" => "observations.fs",
+        "net" => "observations.net",
+        "git" => "observations.git",
+        "http" => "observations.http",
+        "db" => "observations.db",
+        "sqlite" => "observations.sqlite",
+        "scope" | "sql-guard" | "upstream" => "observations.backend",
+        _ => "the config's expectations",
+    }
+}
+
 #[component]
 fn Report(record: Arc<Record>) -> impl IntoView {
-    let r = record;
+    let stored = record;
+    let judged = Arc::new(Judged::of(stored.clone()));
+    let band = rederivation_band(&judged, &stored);
+    let r = judged.record.clone();
     let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
     let packs: Vec<(Pack, PackResult)> =
         Pack::ALL.into_iter().filter_map(|p| r.packs.get(p.id()).map(|res| (p, res.clone()))).collect();
@@ -108,7 +196,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
             }
         })
         .collect_view();
-    let sections = packs.into_iter().map(|(p, res)| pack_section(&r, p, &res)).collect_view();
+    let sections = packs.into_iter().map(|(p, res)| pack_section(&judged, p, &res)).collect_view();
     let server = &r.server;
     let transport_line = match &server.url {
         Some(url) => format!("{} · {}", server.transport, visible(url)),
@@ -135,6 +223,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
                 <p class="meta">{transport_line}</p>
                 <p class="meta">{badge}" · "{coverage}</p>
                 <ul class="grade-cards" aria-label="Grades">{cards}</ul>
+                {band}
             </header>
             {sections}
             <Classification record=r.clone()/>
@@ -154,7 +243,8 @@ fn scroll_to(ev: leptos::ev::MouseEvent, id: &str) {
     }
 }
 
-fn pack_section(r: &Record, p: Pack, res: &PackResult) -> impl IntoView + use<> {
+fn pack_section(judged: &Judged, p: Pack, res: &PackResult) -> impl IntoView + use<> {
+    let r = &judged.record;
     let kind = pack_kind(p).map(|k| format!(" · {k}"));
     let verdict = pack_verdict(res);
     let capped = res
@@ -162,7 +252,9 @@ fn pack_section(r: &Record, p: Pack, res: &PackResult) -> impl IntoView + use<> 
         .as_ref()
         .filter(|g| g.capped && res.status == PackStatus::Graded)
         .map(|g| format!("Capped at D: a critical check failed; without the cap the grade would be {}.", g.raw));
-    let checks: Vec<CheckResult> = worst_first(r, p.id()).into_iter().cloned().collect();
+    let checks: Vec<(CheckResult, Option<Agreement>)> =
+        worst_first(r, p.id()).into_iter().map(|c| (c.clone(), judged.agreement(&c.id))).collect();
+    let rederived = checks.iter().filter(|(_, a)| a.is_some()).count();
     let math: Vec<(u8, String)> = grade_math(r, p.id()).into_iter().map(|s| (s.step, s.text)).collect();
     let pack_link = Route::Packs(Some(p.id().to_string())).href();
     view! {
@@ -173,7 +265,7 @@ fn pack_section(r: &Record, p: Pack, res: &PackResult) -> impl IntoView + use<> 
             </h2>
             {capped.map(|c| view! { <p class="capped">{c}</p> })}
             <ul class="checks">
-                {checks.into_iter().map(|c| view! { <CheckLine check=c/> }).collect_view()}
+                {checks.into_iter().map(|(c, a)| view! { <CheckLine check=c agreement=a/> }).collect_view()}
             </ul>
             {(!math.is_empty()).then(|| view! {
                 <details class="math">
@@ -183,6 +275,10 @@ fn pack_section(r: &Record, p: Pack, res: &PackResult) -> impl IntoView + use<> 
                             <li><span class="step">{format!("step {step}")}</span>" "{text}</li>
                         }).collect_view()}
                     </ol>
+                    <p class="math-source">{match rederived {
+                        0 => "The verdicts are the record's stored ones.".to_string(),
+                        n => format!("The {n} verdict(s) were re-derived from {} by this viewer's judges.", observed_in(p.id())),
+                    }}</p>
                 </details>
             })}
         </section>
@@ -190,7 +286,17 @@ fn pack_section(r: &Record, p: Pack, res: &PackResult) -> impl IntoView + use<> 
 }
 
 #[component]
-fn CheckLine(check: CheckResult) -> impl IntoView {
+fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView {
+    let mark = agreement.map(|a| {
+        let (class, text) = match a {
+            Agreement::Same => ("rederived", "re-derived".to_string()),
+            Agreement::Verdict { stored, .. } => ("mismatch", format!("mismatch: the record stored {}", stored.id())),
+            Agreement::Wording => ("mismatch", "mismatch: the stored summary or evidence differs".to_string()),
+            Agreement::NotDerived => ("mismatch", "mismatch: stored, not judged from the observations".to_string()),
+            Agreement::NotStored => ("mismatch", "mismatch: missing from the stored checks".to_string()),
+        };
+        view! { <span class=format!("rederivation {class}")>{text}</span> }
+    });
     let advisory = check.advisory.then_some(" (advisory, not scored)");
     let critical = (check.critical && !check.advisory).then_some(" · critical");
     // Only ids the registry knows get a link, so the href never comes from the record.
@@ -207,7 +313,7 @@ fn CheckLine(check: CheckResult) -> impl IntoView {
             <span class="verdict">{check.verdict.tag()}</span>" "
             <span class="label">{visible(&check.label)}</span>
             " — "<span class="summary">{visible(&check.summary)}</span>{advisory}
-            <div class="check-meta">{id_view}{critical}" · scope: "{check.scope.clone()}</div>
+            <div class="check-meta">{id_view}{critical}" · scope: "{check.scope.clone()}" "{mark}</div>
             {(count > 0).then(|| view! {
                 <details class="evidence">
                     <summary>{format!("evidence ({count})")}</summary>

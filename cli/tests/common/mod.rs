@@ -172,7 +172,30 @@ pub fn record_of(scratch: &Scratch, cfg: &Path) -> (Value, i32) {
     let record: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("mode {mode}: no JSON record ({e}); stderr:\n{}", String::from_utf8_lossy(&out.stderr))
     });
+    assert_rederived(scratch, &record);
     (record, code)
+}
+
+/// Replays `record` and asserts that this build's judges, reading only the record's
+/// observations, give every check exactly the stored verdict, summary and evidence,
+/// and every pack the stored grade.
+pub fn assert_rederived(scratch: &Scratch, record: &Value) {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = scratch.path().join(format!("rederive-{n}.json"));
+    std::fs::write(&path, record.to_string()).unwrap();
+    let out = scratch.run(&["run", "--replay", path.to_str().unwrap(), "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let replayed: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("replay wrote no record ({e}): {stderr}"));
+    let server = &record["server"]["command"];
+    if record["observationsOmitted"].is_string() {
+        assert!(stderr.contains("re-graded the stored verdicts"), "{server}: {stderr}");
+        return;
+    }
+    assert!(stderr.contains("; 0 differ from the stored result"), "{server}: replay disagrees with the run:\n{stderr}");
+    assert_eq!(replayed["checks"], record["checks"], "{server}: the re-derived checks differ");
+    assert_eq!(replayed["packs"], record["packs"], "{server}: the re-derived grades differ");
 }
 
 /// The verdict of one check in a record.

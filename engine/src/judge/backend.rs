@@ -7,13 +7,16 @@ use super::Finding;
 use super::core::Answer;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How reports write a probe's token.
 pub const TOKEN: &str = "{token}";
 
 /// One request the stub recorded, as evidence shows it (tokens written as placeholders).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Reached {
     /// `METHOD path?query`.
     pub target: String,
@@ -29,7 +32,8 @@ impl Reached {
 }
 
 /// One call aimed through the server at the stub.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Forward {
     /// The corpus name of the probe (`sibling`, `join`, …).
     pub probe: String,
@@ -53,7 +57,8 @@ impl Forward {
 }
 
 /// One tool's control call and the probes that followed it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolRun {
     pub tool: String,
     pub control: Forward,
@@ -68,7 +73,8 @@ impl ToolRun {
 }
 
 /// Everything the scope, sql-guard and upstream packs judge.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BackendObservations {
     pub scope: Vec<ToolRun>,
     pub statements: Vec<ToolRun>,

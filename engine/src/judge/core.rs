@@ -5,6 +5,8 @@ use super::text::{clip, excerpt, is_invisible, visible};
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -13,7 +15,8 @@ use std::sync::LazyLock;
 pub const KNOWN_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// Everything the core pack observed in one session.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct CoreObservations {
     pub handshake: HandshakeObs,
     pub tools: ToolsObs,
@@ -28,7 +31,8 @@ pub struct CoreObservations {
     pub canaries: Vec<Canary>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum HandshakeObs {
     Answered {
         offered: String,
@@ -72,7 +76,8 @@ impl HandshakeObs {
 }
 
 /// The tool list, read through every page.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolsObs {
     pub tools: Vec<Value>,
     pub pages: u32,
@@ -80,7 +85,8 @@ pub struct ToolsObs {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RobustObs {
     pub probes: Vec<RobustProbe>,
     /// Tools beyond `max_tools`, not probed.
@@ -88,7 +94,8 @@ pub struct RobustObs {
 }
 
 /// One malformed message and what became of it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RobustProbe {
     pub tool: Option<String>,
     /// The probe's name in the registry (`missing-required`, `not-json`, …).
@@ -107,7 +114,8 @@ pub struct RobustProbe {
 }
 
 /// What came back for one message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Answer {
     Success {
         text: String,
@@ -191,7 +199,8 @@ impl Answer {
 
 /// What the secret-echo scan saw. Each message is scanned as it arrives and then
 /// dropped, so a server that sends much cannot push an echo past what the run keeps.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct EchoScan {
     /// Messages scanned: every message read whole, and the two ends of each oversized one.
     pub scanned: u64,
@@ -202,13 +211,14 @@ pub struct EchoScan {
 }
 
 /// A canary found in a message.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Echo {
     /// Which message (`initialize`, `tools/list`, `tools/call read_file (null)` …).
     pub what: String,
     pub canary: String,
     /// How it was spelled (`verbatim`, `base64`, `hex` …).
-    pub spelling: &'static str,
+    pub spelling: String,
 }
 
 /// How many echoes a run keeps as evidence; the rest are counted.
@@ -284,15 +294,18 @@ impl EchoScanner {
         into.scanned += 1;
         for (slot, (name, _)) in found.into_iter().zip(&self.canaries) {
             if let Some(spelling) = slot {
-                into.keep(Echo { what: what.to_string(), canary: name.clone(), spelling });
+                into.keep(Echo { what: what.to_string(), canary: name.clone(), spelling: spelling.to_string() });
             }
         }
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Canary {
     pub name: String,
+    /// Never written to a record: the scan has used it by then.
+    #[serde(skip)]
     pub value: String,
 }
 

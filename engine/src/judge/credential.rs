@@ -10,6 +10,8 @@ use super::core::Answer;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub const CALLER_PROBES: [ProbeDoc; 4] = [
@@ -28,7 +30,8 @@ pub const CALLER_PROBES: [ProbeDoc; 4] = [
     },
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Caller {
     A,
     B,
@@ -46,7 +49,8 @@ impl Caller {
 }
 
 /// What one request recorded during a caller's call carried.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Carried {
     /// `METHOD path`.
     pub target: String,
@@ -57,7 +61,8 @@ pub struct Carried {
 }
 
 /// One call as one caller.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct CallerCall {
     pub probe: String,
     pub caller: Caller,
@@ -69,7 +74,8 @@ pub struct CallerCall {
     pub requests: Vec<Carried>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct CredentialObservations {
     /// The server's headers hold `{bearer}`, so sessions can be opened per caller.
     pub bearer: bool,

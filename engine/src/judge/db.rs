@@ -7,6 +7,8 @@ use super::text::clip;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The control every SQL tool must pass as the admin role before it is judged.
 pub const CONTROL_SQL: &str = "SELECT (SELECT count(*) FROM customers) AS n, current_user AS u";
@@ -104,7 +106,8 @@ pub const AUDIT_MARKER: &str = "sm-audit-marker";
 pub const CORE_FORMS: usize = 4;
 
 /// One SQL call and what the state reader saw.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct DbCall {
     pub probe: String,
     pub tool: String,
@@ -135,7 +138,8 @@ impl DbCall {
 }
 
 /// One runaway-result spelling and how many distinct marked rows its answer carried.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RowCapCall {
     pub call: DbCall,
     pub rows: usize,
@@ -145,7 +149,8 @@ pub struct RowCapCall {
 
 /// One runaway-time spelling, and whether the harness saw it run (the state reader's
 /// pg_stat_activity; SQLite offers no such view).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RunawayCall {
     pub call: DbCall,
     pub ran: bool,
@@ -313,7 +318,8 @@ pub fn judge_timeout(calls: &[RunawayCall], fail_code: &str, ok_code: &str) -> F
     judge_runaway(calls.iter().map(|c| (&c.call, timeout_step(c))), "time limit", fail_code, ok_code)
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct DbObservations {
     pub tools: Vec<String>,
     pub controls: Vec<DbCall>,

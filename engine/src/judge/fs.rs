@@ -7,6 +7,8 @@ use super::text::{clip, visible};
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -159,7 +161,8 @@ pub fn without_noise(changes: &[String], noise: &[String]) -> Vec<String> {
 }
 
 /// One call the fs and effects packs made.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct FsCall {
     /// The variant or purpose (`traversal`, `control`, `benign`…).
     pub probe: String,
@@ -202,7 +205,8 @@ impl FsCall {
 }
 
 /// Everything the fs and effects packs observed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct FsObservations {
     /// Path tools the packs could aim (with their path parameter), by role.
     pub readers: Vec<String>,
@@ -261,7 +265,8 @@ fn unanswered_names(calls: &[&FsCall]) -> Option<String> {
     })
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BenignCall {
     pub call: FsCall,
     /// A benign write (inside the root): counted for closed-world only, and for

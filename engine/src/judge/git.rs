@@ -9,6 +9,8 @@ use super::core::Answer;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Where the repository-scope probes point, relative to `{repo}` and `{sandbox}`. The
 /// canary repository sits beside the root (`{sandbox_dir}/canary-repo`); the sibling one
@@ -47,9 +49,10 @@ pub const INJECTION_VARIANTS: [ProbeDoc; 6] = [
 ];
 
 /// What a read-only git tool did with one repository-scope probe.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ScopeProbe {
-    pub variant: &'static str,
+    pub variant: String,
     pub tool: String,
     /// The path as reports show it (placeholders, not this run's paths).
     pub shown: String,
@@ -59,20 +62,22 @@ pub struct ScopeProbe {
 }
 
 /// What one injection value did in one argument.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct InjectionProbe {
-    pub variant: &'static str,
+    pub variant: String,
     pub tool: String,
     pub param: String,
     pub answer: Answer,
     /// Files the sandbox observer saw appear or change during the call.
     pub effects: Vec<String>,
     /// A marker in the reply that only an option taking effect puts there.
-    pub marker: Option<&'static str>,
+    pub marker: Option<String>,
 }
 
 /// A control call: the tool on `{repo}` with benign arguments.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Control {
     pub tool: String,
     pub answer: Answer,
@@ -85,14 +90,16 @@ impl Control {
 }
 
 /// A tool annotated read-only that changed `{repo}` during a call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RepoChange {
     pub tool: String,
     pub during: String,
     pub what: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct GitObservations {
     /// Git tools, by name.
     pub tools: Vec<String>,
@@ -140,7 +147,7 @@ pub fn repo_scope(obs: &GitObservations) -> Finding {
         })
         .collect();
     if !leaks.is_empty() {
-        let kinds: Vec<&str> = dedup(leaks.iter().map(|p| p.variant));
+        let kinds: Vec<&str> = dedup(leaks.iter().map(|p| p.variant.as_str()));
         return Finding::new(
             Verdict::Fail,
             format!("the canary repository was served through {} ({})", leaks[0].tool, kinds.join(", ")),
@@ -191,7 +198,7 @@ pub fn arg_injection(obs: &GitObservations) -> Finding {
                 VerifiedBy::Sandbox,
                 "option-took-effect",
             ));
-        } else if let Some(m) = p.marker {
+        } else if let Some(m) = &p.marker {
             evidence.push(took(format!("the option took effect: {m}"), VerifiedBy::Response, "option-took-effect"));
         }
     }
@@ -267,14 +274,14 @@ mod tests {
             scope_controls: vec![Control { tool: "git_log".into(), answer: ok("abc first commit") }],
             injection_controls: vec![Control { tool: "git_log".into(), answer: ok("abc first commit") }],
             scope: vec![ScopeProbe {
-                variant: "absolute",
+                variant: "absolute".into(),
                 tool: "git_log".into(),
                 shown: "{canary_repo}".into(),
                 answer: Answer::ToolError { text: "not the served repository".into() },
                 canary_seen: false,
             }],
             injection: vec![InjectionProbe {
-                variant: "output",
+                variant: "output".into(),
                 tool: "git_log".into(),
                 param: "revision".into(),
                 answer: Answer::ToolError { text: "bad revision".into() },

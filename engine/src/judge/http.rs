@@ -6,6 +6,8 @@ use super::Finding;
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The Origins a DNS-rebinding page could send; none is the harness's or the server's.
@@ -62,7 +64,8 @@ pub const BIND_PROBES: [ProbeDoc; 1] = [ProbeDoc {
 }];
 
 /// One raw HTTP exchange: what was sent, and the status and headers that came back.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Exchange {
     pub probe: String,
     /// The status, or why there was none.
@@ -98,7 +101,8 @@ impl Exchange {
 }
 
 /// What the URL says about transport security.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct TlsObs {
     pub scheme: String,
     pub host: String,
@@ -109,7 +113,8 @@ pub struct TlsObs {
     pub handshake: Option<Result<bool, String>>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct HttpObservations {
     pub tls: Option<TlsObs>,
     /// Names of the configured headers that carry a credential.

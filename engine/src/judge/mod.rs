@@ -19,8 +19,150 @@ pub mod sql_guard;
 pub mod sqlite;
 pub mod text;
 
-use crate::model::Verdict;
+use crate::model::{Pack, Verdict, VerifiedBy};
 use crate::record::Evidence;
+use crate::registry::{self, CHECKS, CheckDef};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The layout of [`Observations`]; a record whose observations have another version is
+/// re-graded from its stored verdicts, not re-judged.
+pub const OBSERVATIONS_VERSION: u32 = 1;
+
+/// Everything the judges read, as collection produced it: redacted and clipped exactly
+/// as the record keeps it, so judging a run and judging its record give one answer.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Observations {
+    pub version: u32,
+    pub settings: Settings,
+    pub core: core::CoreObservations,
+    pub fs: fs::FsObservations,
+    pub net: net::NetObservations,
+    pub git: git::GitObservations,
+    /// The http pack's raw requests; absent for a stdio server or when the pack did not run.
+    pub http: Option<http::HttpObservations>,
+    pub db: db::DbObservations,
+    pub sqlite: sqlite::SqliteObservations,
+    /// The calls aimed at the upstream stub; absent when the run had no stub.
+    pub backend: Option<backend::BackendObservations>,
+}
+
+/// What of the configuration the judges read.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// The packs this run judged (`Config::runs_pack`).
+    pub packs: Vec<Pack>,
+    /// `checks.instructions-hygiene.deny`: the patterns instructions must not match.
+    pub instructions_deny: Vec<String>,
+    /// Checks turned off by `checks.<id>.enabled: false`.
+    pub disabled: Vec<String>,
+}
+
+/// Every check the observations let the judges decide, in `CHECKS` order: a pack's
+/// checks all come out when it ran and observed what it needs, none otherwise.
+pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
+    let runs = |p: Pack| obs.settings.packs.contains(&p);
+    let mut found: Vec<(&'static str, Finding)> = Vec::new();
+    let mut judge = |id: &'static str, f: Finding| found.push((id, f));
+    let c = &obs.core;
+    let deny: Vec<regex::Regex> = obs
+        .settings
+        .instructions_deny
+        .iter()
+        .filter_map(|p| regex::RegexBuilder::new(p).case_insensitive(true).build().ok())
+        .collect();
+    judge("handshake", core::handshake(c));
+    judge("tool-poisoning", core::tool_poisoning(c));
+    judge("robust-input", core::robust_input(c));
+    judge("secret-echo", core::secret_echo(c));
+    judge("refusal-quality", core::refusal_quality(c));
+    judge("instructions-hygiene", core::instructions_hygiene(c, &deny));
+    let f = &obs.fs;
+    if !f.readers.is_empty() || !f.writers.is_empty() {
+        judge("fs-read-escape", fs::read_escape(f));
+        judge("fs-write-escape", fs::write_escape(f));
+        judge("fs-symlink-escape", fs::symlink_escape(f));
+        judge("fs-large-read", fs::large_read(f));
+    }
+    if !f.readers.is_empty() || !f.writers.is_empty() || !f.benign.is_empty() {
+        judge("effects-read-only", fs::effects_read_only(f));
+        judge("effects-closed-world", fs::effects_closed_world(f));
+        judge("effects-unannotated", fs::effects_unannotated(f));
+    }
+    let n = &obs.net;
+    if !n.tools.is_empty() {
+        judge("net-loopback-ssrf", net::loopback_ssrf(n));
+        judge("net-scheme-allowlist", net::scheme_allowlist(n));
+        judge("net-oversized-reply", net::oversized_reply(n));
+    }
+    let g = &obs.git;
+    if !g.tools.is_empty() {
+        judge("git-repo-scope", git::repo_scope(g));
+        judge("git-arg-injection", git::arg_injection(g));
+    }
+    if let Some(h) = &obs.http {
+        judge("http-origin", http::origin(h));
+        judge("http-auth-required", http::auth_required(h));
+        judge("http-protocol-version", http::protocol_version(h));
+        judge("http-session", http::session(h));
+        judge("http-cors", http::cors(h));
+        judge("http-bind", http::bind(h));
+        judge("http-tls", http::tls(h));
+    }
+    let d = &obs.db;
+    if !d.tools.is_empty() {
+        // A held lock changed the ground under every check after the first two.
+        let mut caveated = |id: &'static str, mut finding: Finding| {
+            for caveat in &d.caveats {
+                finding.evidence.push(Evidence::new("caveat", caveat.clone(), VerifiedBy::State).code("db.caveat"));
+            }
+            judge(id, finding)
+        };
+        caveated("db-row-cap", db::row_cap(d));
+        caveated("db-timeout", db::timeout(d));
+        caveated("rls", db::rls(d));
+        caveated("pii", db::pii(d));
+        caveated("pii-masked", db::pii_masked(d));
+        caveated("write-gate", db::write_gate(d));
+        caveated("audit", db::audit(d));
+        caveated("db-privilege", db::privilege(d));
+        judge("db-read-only", db::read_only(d));
+        judge("db-mutation-forms", db::mutation_forms(d));
+    }
+    let s = &obs.sqlite;
+    if !s.tools.is_empty() || !s.write_tools.is_empty() {
+        judge("sqlite-read-only", sqlite::read_only(s));
+        judge("sqlite-mutation-forms", sqlite::mutation_forms(s));
+        judge("sqlite-attach", sqlite::attach(s));
+        judge("sqlite-load-extension", sqlite::load_extension(s));
+        judge("sqlite-row-cap", sqlite::row_cap(s));
+        judge("sqlite-timeout", sqlite::timeout(s));
+    }
+    if let Some(b) = &obs.backend {
+        if !b.scope.is_empty() {
+            judge("scope-escape", scope::escape(&b.scope));
+        }
+        if !b.statements.is_empty() {
+            judge("sql-guard-statements", sql_guard::statements(&b.statements));
+            judge("sql-guard-references", sql_guard::references(&b.references, b.references_na.as_deref()));
+            judge("sql-guard-rowcap", sql_guard::rowcap(&b.rowcap, b.row_cap));
+        }
+        judge("upstream-credential", credential::credential(&b.credential));
+    }
+    let mut findings: Vec<(&'static CheckDef, Finding)> = found
+        .into_iter()
+        .map(|(id, f)| (registry::check(id).expect("every judged id is declared"), f))
+        .filter(|(def, _)| runs(def.pack))
+        .map(|(def, f)| match obs.settings.disabled.iter().any(|d| d == def.id) {
+            true => (def, Finding::new(Verdict::Na, format!("turned off by checks.{}.enabled", def.id), Vec::new())),
+            false => (def, f),
+        })
+        .collect();
+    findings.sort_by_key(|(def, _)| CHECKS.iter().position(|c| c.id == def.id));
+    findings
+}
 
 /// What a judge decided about one check.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,76 +183,81 @@ impl Finding {
 mod tests {
     use super::*;
 
+    /// Observations in which every pack found its tools and then saw nothing at all.
+    fn every_pack_saw_nothing() -> Observations {
+        let nothing = backend::ToolRun {
+            tool: "query".into(),
+            control: backend::Forward {
+                probe: "control".into(),
+                tool: "query".into(),
+                args: serde_json::Value::Null,
+                answer: core::Answer::Silence,
+                reached: Vec::new(),
+            },
+            probes: Vec::new(),
+        };
+        Observations {
+            version: OBSERVATIONS_VERSION,
+            settings: Settings { packs: Pack::ALL.to_vec(), ..Default::default() },
+            fs: fs::FsObservations {
+                readers: vec!["read_file".into()],
+                writers: vec!["write_file".into()],
+                ..Default::default()
+            },
+            net: net::NetObservations { tools: vec!["fetch".into()], ..Default::default() },
+            git: git::GitObservations { tools: vec!["git_log".into()], ..Default::default() },
+            http: Some(http::HttpObservations::default()),
+            db: db::DbObservations { tools: vec!["query".into()], ..Default::default() },
+            sqlite: sqlite::SqliteObservations { tools: vec!["query".into()], ..Default::default() },
+            backend: Some(backend::BackendObservations {
+                scope: vec![nothing.clone()],
+                statements: vec![nothing],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Every check of the registry (custom ones aside) is judged exactly once, in
+    /// `CHECKS` order, when its pack ran and found its tools.
+    #[test]
+    fn every_declared_check_is_judged_once_in_registry_order() {
+        let ids: Vec<&str> = all(&every_pack_saw_nothing()).iter().map(|(d, _)| d.id).collect();
+        let declared: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+        assert_eq!(ids, declared);
+    }
+
+    /// A pack that did not run yields no finding; a turned-off check is n/a, not judged.
+    #[test]
+    fn packs_that_did_not_run_and_checks_turned_off() {
+        let mut obs = every_pack_saw_nothing();
+        obs.settings.packs.retain(|p| *p != Pack::Fs);
+        obs.settings.disabled = vec!["secret-echo".into()];
+        let found = all(&obs);
+        assert!(found.iter().all(|(d, _)| d.pack != Pack::Fs));
+        assert!(found.iter().any(|(d, _)| d.pack == Pack::Effects), "effects reads the same observations");
+        let (_, off) = found.iter().find(|(d, _)| d.id == "secret-echo").unwrap();
+        assert_eq!((off.verdict, off.summary.as_str()), (Verdict::Na, "turned off by checks.secret-echo.enabled"));
+        let none = all(&Observations { settings: obs.settings.clone(), ..Default::default() });
+        assert!(none.iter().all(|(d, _)| d.pack == Pack::Core), "packs that found no tools judge nothing");
+    }
+
     /// No pass without evidence: every judge, given observations in which nothing was
     /// sent or seen, says n/a or inconclusive (or fail), never pass.
     #[test]
     fn no_judge_passes_on_nothing() {
-        let core = core::CoreObservations::default();
-        let fs = fs::FsObservations {
-            readers: vec!["read_file".into()],
-            writers: vec!["write_file".into()],
-            ..Default::default()
-        };
-        let net = net::NetObservations { tools: vec!["fetch".into()], ..Default::default() };
-        let db = db::DbObservations { tools: vec!["query".into()], ..Default::default() };
-        let sqlite = sqlite::SqliteObservations { tools: vec!["query".into()], ..Default::default() };
-        let git = git::GitObservations::default();
-        let http = http::HttpObservations::default();
-        let credential = credential::CredentialObservations::default();
-        let findings: Vec<(&str, Finding)> = vec![
-            ("handshake", core::handshake(&core)),
-            ("tool-poisoning", core::tool_poisoning(&core)),
-            ("robust-input", core::robust_input(&core)),
-            ("secret-echo", core::secret_echo(&core)),
-            ("refusal-quality", core::refusal_quality(&core)),
-            ("instructions-hygiene", core::instructions_hygiene(&core, &[])),
-            ("fs-read-escape", fs::read_escape(&fs)),
-            ("fs-write-escape", fs::write_escape(&fs)),
-            ("fs-symlink-escape", fs::symlink_escape(&fs)),
-            ("fs-large-read", fs::large_read(&fs)),
-            ("effects-read-only", fs::effects_read_only(&fs)),
-            ("effects-closed-world", fs::effects_closed_world(&fs)),
-            ("effects-unannotated", fs::effects_unannotated(&fs)),
-            ("net-loopback-ssrf", net::loopback_ssrf(&net)),
-            ("net-scheme-allowlist", net::scheme_allowlist(&net)),
-            ("net-oversized-reply", net::oversized_reply(&net)),
-            ("db-read-only", db::read_only(&db)),
-            ("db-mutation-forms", db::mutation_forms(&db)),
-            ("db-row-cap", db::row_cap(&db)),
-            ("db-timeout", db::timeout(&db)),
-            ("rls", db::rls(&db)),
-            ("pii", db::pii(&db)),
-            ("pii-masked", db::pii_masked(&db)),
-            ("db-privilege", db::privilege(&db)),
-            ("write-gate", db::write_gate(&db)),
-            ("audit", db::audit(&db)),
-            ("sqlite-read-only", sqlite::read_only(&sqlite)),
-            ("sqlite-mutation-forms", sqlite::mutation_forms(&sqlite)),
-            ("sqlite-attach", sqlite::attach(&sqlite)),
-            ("sqlite-load-extension", sqlite::load_extension(&sqlite)),
-            ("sqlite-row-cap", sqlite::row_cap(&sqlite)),
-            ("sqlite-timeout", sqlite::timeout(&sqlite)),
-            ("git-repo-scope", git::repo_scope(&git)),
-            ("git-arg-injection", git::arg_injection(&git)),
-            ("http-origin", http::origin(&http)),
-            ("http-auth-required", http::auth_required(&http)),
-            ("http-protocol-version", http::protocol_version(&http)),
-            ("http-session", http::session(&http)),
-            ("http-cors", http::cors(&http)),
-            ("http-bind", http::bind(&http)),
-            ("http-tls", http::tls(&http)),
-            ("scope-escape", scope::escape(&[])),
-            ("sql-guard-statements", sql_guard::statements(&[])),
-            ("sql-guard-references", sql_guard::references(&[])),
-            ("sql-guard-rowcap", sql_guard::rowcap(&[], 1000)),
-            ("upstream-credential", credential::credential(&credential)),
-        ];
-        for (id, f) in &findings {
-            assert_ne!(f.verdict, Verdict::Pass, "{id} passed on nothing: {}", f.summary);
+        for (def, f) in all(&every_pack_saw_nothing()) {
+            assert_ne!(f.verdict, Verdict::Pass, "{} passed on nothing: {}", def.id, f.summary);
         }
-        // Every check of the registry (but custom ones) is in the list above.
-        for c in crate::registry::CHECKS {
-            assert!(findings.iter().any(|(id, _)| id == &c.id), "{} is not judged here", c.id);
-        }
+    }
+
+    /// Observations survive the record: what is written reads back to the same verdicts.
+    #[test]
+    fn observations_read_back_to_the_same_findings() {
+        let obs = every_pack_saw_nothing();
+        let text = serde_json::to_string(&obs).unwrap();
+        let back: Observations = serde_json::from_str(&text).unwrap();
+        let findings = |o: &Observations| all(o).into_iter().map(|(d, f)| (d.id, f)).collect::<Vec<_>>();
+        assert_eq!(findings(&back), findings(&obs));
     }
 }

@@ -7,6 +7,8 @@ use super::text::{clip, visible};
 use crate::model::{Verdict, VerifiedBy};
 use crate::record::Evidence;
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Spellings of the listener's address. `{port}` is its port and `{token}` ties a hit
 /// to one probe. Octal spellings and the other 127/8 addresses are deliberately absent
@@ -86,7 +88,8 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// One call of the net pack.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct NetProbe {
     pub probe: String,
     pub tool: String,
@@ -127,7 +130,8 @@ impl NetProbe {
 }
 
 /// A fetch of the oversized reply.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BigProbe {
     pub call: NetProbe,
     /// Bytes the listener had written when the client stopped reading, if it fetched.
@@ -135,7 +139,8 @@ pub struct BigProbe {
     pub completed: bool,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct NetObservations {
     pub tools: Vec<String>,
     pub control_url: Option<String>,

@@ -7,10 +7,13 @@
 
 use super::text::percent_decode;
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
 /// How the reply was delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Delivery {
     /// A tools/call result without isError.
     Success,

@@ -122,8 +122,13 @@ pub fn statements(runs: &[ToolRun]) -> Finding {
 }
 
 /// `sql-guard-references`.
-pub fn references(runs: &[ToolRun]) -> Finding {
-    let_through(runs, "statements naming a table outside scope.allow", CONTROL_HINT)
+/// `sql-guard-references`; n/a with `why` when the pack had nothing to aim them at
+/// (no `scope.allow` to step outside of).
+pub fn references(runs: &[ToolRun], na: Option<&str>) -> Finding {
+    match na {
+        Some(why) => Finding::new(crate::model::Verdict::Na, why, Vec::new()),
+        None => let_through(runs, "statements naming a table outside scope.allow", CONTROL_HINT),
+    }
 }
 
 const CONTROL_HINT: &str = "the tool must forward a plain SELECT for the pack to judge it (check sql_tools and that the server's backend address is {upstream})";

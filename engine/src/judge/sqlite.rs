@@ -6,6 +6,8 @@ use super::core::Answer;
 use super::db::{DbCall, RowCapCall, RunawayCall, judge_row_cap, judge_timeout};
 use crate::model::{Verdict, VerifiedBy};
 use crate::registry::ProbeDoc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub const CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers";
 /// The control of a tool that writes by design: the file must record the row.
@@ -73,7 +75,8 @@ pub const TIMEOUT_PROBES: [ProbeDoc; 3] = [
     },
 ];
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SqliteObservations {
     /// The read SQL tools.
     pub tools: Vec<String>,

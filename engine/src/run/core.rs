@@ -238,10 +238,13 @@ pub fn plain_answer(reply: Reply) -> Answer {
     }
 }
 
-/// A robust-input answer: a success is kept short, a rejection whole for refusal-quality.
+/// A robust-input answer: a success is kept short, a rejection long enough for
+/// refusal-quality (a server that echoes a megabyte of input back is not kept whole).
 fn answer_of(reply: Reply) -> Answer {
     match plain_answer(reply) {
         Answer::Success { text } => Answer::Success { text: clip(&text, 500) },
+        Answer::ToolError { text } => Answer::ToolError { text: clip(&text, 2000) },
+        Answer::RpcError { code, message } => Answer::RpcError { code, message: clip(&message, 2000) },
         other => other,
     }
 }

@@ -314,7 +314,7 @@ pub async fn collect(
                 let c = caller.call(name, args, variant).await;
                 note(&c, variant, &mut obs);
                 obs.scope.push(ScopeProbe {
-                    variant,
+                    variant: variant.to_string(),
                     tool: name.to_string(),
                     shown: shown.to_string(),
                     canary_seen: c.text.contains(&repos.canary),
@@ -345,12 +345,12 @@ pub async fn collect(
                     None
                 };
                 obs.injection.push(InjectionProbe {
-                    variant: v.name,
+                    variant: v.name.to_string(),
                     tool: name.to_string(),
                     param: param.clone(),
                     answer: c.answer,
                     effects: c.effects,
-                    marker,
+                    marker: marker.map(str::to_string),
                 });
                 // The next probe must see its own effects, not this one's.
                 for leftover in ["sm-injected.txt", "sm-canary.txt"] {

@@ -33,9 +33,10 @@ use crate::config::{Config, ToolsFilter};
 use crate::judge::core as judge;
 use crate::judge::core::{CoreObservations, EchoScan, EchoScanner};
 use crate::judge::fs::FsObservations;
+use crate::judge::{OBSERVATIONS_VERSION, Observations, Settings};
 use crate::model::Pack;
 use crate::record::{Announced, DbRecord, Record, SandboxRecord, ServerLog};
-use crate::registry::core as defs;
+use crate::registry::CHECKS;
 use crate::tools::ToolInfo;
 use process::ServerProcess;
 pub use process::become_subreaper;
@@ -713,134 +714,11 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         version: r.pointer("/serverInfo/version").and_then(Value::as_str).unwrap_or_default().to_string(),
         protocol_version: r.get("protocolVersion").and_then(Value::as_str).unwrap_or_default().to_string(),
     });
-    let deny: Vec<regex::Regex> = config
-        .setting_strings("instructions-hygiene", "deny")
-        .iter()
-        .filter_map(|p| regex::RegexBuilder::new(p).case_insensitive(true).build().ok())
-        .collect();
-    let mut findings = vec![
-        (&defs::HANDSHAKE, judge::handshake(&obs)),
-        (&defs::TOOL_POISONING, judge::tool_poisoning(&obs)),
-        (&defs::ROBUST_INPUT, judge::robust_input(&obs)),
-        (&defs::SECRET_ECHO, judge::secret_echo(&obs)),
-        (&defs::REFUSAL_QUALITY, judge::refusal_quality(&obs)),
-        (&defs::INSTRUCTIONS_HYGIENE, judge::instructions_hygiene(&obs, &deny)),
-    ];
-    if !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() {
-        use crate::judge::fs as fsj;
-        use crate::registry::fs as fsd;
-        findings.extend([
-            (&fsd::FS_READ_ESCAPE, fsj::read_escape(&fs_obs)),
-            (&fsd::FS_WRITE_ESCAPE, fsj::write_escape(&fs_obs)),
-            (&fsd::FS_SYMLINK_ESCAPE, fsj::symlink_escape(&fs_obs)),
-            (&fsd::FS_LARGE_READ, fsj::large_read(&fs_obs)),
-        ]);
-    }
-    if !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty() {
-        use crate::judge::fs as fsj;
-        use crate::registry::fs as fsd;
-        findings.extend([
-            (&fsd::EFFECTS_READ_ONLY, fsj::effects_read_only(&fs_obs)),
-            (&fsd::EFFECTS_CLOSED_WORLD, fsj::effects_closed_world(&fs_obs)),
-            (&fsd::EFFECTS_UNANNOTATED, fsj::effects_unannotated(&fs_obs)),
-        ]);
-        if config.runs_pack(Pack::Effects) {
-            gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
-        }
-    }
-    if !net_obs.tools.is_empty() {
-        use crate::judge::net as netj;
-        use crate::registry::net as netd;
-        findings.extend([
-            (&netd::NET_LOOPBACK_SSRF, netj::loopback_ssrf(&net_obs)),
-            (&netd::NET_SCHEME_ALLOWLIST, netj::scheme_allowlist(&net_obs)),
-            (&netd::NET_OVERSIZED_REPLY, netj::oversized_reply(&net_obs)),
-        ]);
-    }
-    if !git_obs.tools.is_empty() {
-        use crate::judge::git as gitj;
-        use crate::registry::git as gitd;
-        findings.extend([
-            (&gitd::GIT_REPO_SCOPE, gitj::repo_scope(&git_obs)),
-            (&gitd::GIT_ARG_INJECTION, gitj::arg_injection(&git_obs)),
-        ]);
-    }
-    if let Some(h) = &http_obs {
-        use crate::judge::http as httpj;
-        use crate::registry::http as httpd;
-        findings.extend([
-            (&httpd::HTTP_ORIGIN, httpj::origin(h)),
-            (&httpd::HTTP_AUTH_REQUIRED, httpj::auth_required(h)),
-            (&httpd::HTTP_PROTOCOL_VERSION, httpj::protocol_version(h)),
-            (&httpd::HTTP_SESSION, httpj::session(h)),
-            (&httpd::HTTP_CORS, httpj::cors(h)),
-            (&httpd::HTTP_BIND, httpj::bind(h)),
-            (&httpd::HTTP_TLS, httpj::tls(h)),
-        ]);
-    }
-    if !db_obs.tools.is_empty() {
-        use crate::judge::db as dbj;
-        use crate::registry::db as dbd;
-        findings.extend([
-            (&dbd::DB_READ_ONLY, dbj::read_only(&db_obs)),
-            (&dbd::DB_MUTATION_FORMS, dbj::mutation_forms(&db_obs)),
-            (&dbd::DB_ROW_CAP, dbj::row_cap(&db_obs)),
-            (&dbd::DB_TIMEOUT, dbj::timeout(&db_obs)),
-            (&dbd::RLS, dbj::rls(&db_obs)),
-            (&dbd::PII, dbj::pii(&db_obs)),
-            (&dbd::PII_MASKED, dbj::pii_masked(&db_obs)),
-            (&dbd::WRITE_GATE, dbj::write_gate(&db_obs)),
-            (&dbd::AUDIT, dbj::audit(&db_obs)),
-            (&dbd::DB_PRIVILEGE, dbj::privilege(&db_obs)),
-        ]);
-        // A held lock changed the ground under every check after it: say so on each.
-        for (_, finding) in findings
-            .iter_mut()
-            .filter(|(d, _)| d.pack == Pack::Db && d.id != "db-read-only" && d.id != "db-mutation-forms")
-        {
-            for caveat in &db_obs.caveats {
-                finding.evidence.push(
-                    crate::record::Evidence::new("caveat", caveat.clone(), crate::model::VerifiedBy::State)
-                        .code("db.caveat"),
-                );
-            }
-        }
-    }
-    if !sqlite_obs.tools.is_empty() || !sqlite_obs.write_tools.is_empty() {
-        use crate::judge::sqlite as sj;
-        use crate::registry::sqlite as sd;
-        findings.extend([
-            (&sd::SQLITE_READ_ONLY, sj::read_only(&sqlite_obs)),
-            (&sd::SQLITE_MUTATION_FORMS, sj::mutation_forms(&sqlite_obs)),
-            (&sd::SQLITE_ATTACH, sj::attach(&sqlite_obs)),
-            (&sd::SQLITE_LOAD_EXTENSION, sj::load_extension(&sqlite_obs)),
-            (&sd::SQLITE_ROW_CAP, sj::row_cap(&sqlite_obs)),
-            (&sd::SQLITE_TIMEOUT, sj::timeout(&sqlite_obs)),
-        ]);
-    }
-    if stub.is_some() {
-        use crate::judge::{credential as cj, scope as scj, sql_guard as sgj};
-        use crate::registry::backend as bd;
-        if !backend_obs.scope.is_empty() {
-            findings.push((&bd::SCOPE_ESCAPE, scj::escape(&backend_obs.scope)));
-        }
-        if !backend_obs.statements.is_empty() {
-            let references = match &backend_obs.references_na {
-                Some(why) => crate::judge::Finding::new(crate::model::Verdict::Na, why.clone(), Vec::new()),
-                None => sgj::references(&backend_obs.references),
-            };
-            findings.extend([
-                (&bd::SQL_GUARD_STATEMENTS, sgj::statements(&backend_obs.statements)),
-                (&bd::SQL_GUARD_REFERENCES, references),
-                (&bd::SQL_GUARD_ROWCAP, sgj::rowcap(&backend_obs.rowcap, backend_obs.row_cap)),
-            ]);
-        }
-        if config.runs_pack(Pack::Upstream) {
-            findings.push((&bd::UPSTREAM_CREDENTIAL, cj::credential(&backend_obs.credential)));
-        }
-    }
-    findings.retain(|(def, _)| config.runs_pack(def.pack));
 
+    let fs_ran = !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty();
+    if fs_ran && config.runs_pack(Pack::Effects) {
+        gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
+    }
     let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
     valid_calls.extend(probe_answered);
     let (custom, custom_probes) = crate::judge::custom::findings(&custom_obs);
@@ -856,6 +734,25 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         redactions.push((format!(":{}/", d.seed.port), ":{db_port}/".to_string()));
     }
     redactions.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    let observations = Observations {
+        version: OBSERVATIONS_VERSION,
+        settings: Settings {
+            packs: Pack::ALL.into_iter().filter(|p| config.runs_pack(*p)).collect(),
+            instructions_deny: config.setting_strings("instructions-hygiene", "deny"),
+            disabled: CHECKS.iter().filter(|c| !config.enabled(c.id)).map(|c| c.id.to_string()).collect(),
+        },
+        core: obs,
+        fs: fs_obs,
+        net: net_obs,
+        git: git_obs,
+        http: http_obs,
+        db: db_obs,
+        sqlite: sqlite_obs,
+        backend: stub.is_some().then_some(backend_obs),
+    };
+    // The judges read what the record will hold, so a replay of it judges the same.
+    let observations = crate::record::redacted(observations, &redactions);
+    let findings = crate::judge::all(&observations);
     let kept_at = if options.keep_sandbox { sandbox.keep() } else { None };
     let kept = kept_at.is_some();
     let cleaned_up = if kept { false } else { sandbox.clean_up() };
@@ -894,7 +791,9 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         custom_probes,
         unasked,
     };
-    Ok(RunOutput { record: assemble(config, facts, findings).redact(&redactions), kept_sandbox: kept_at })
+    let mut record = assemble(config, facts, findings);
+    record.keep_observations(&observations);
+    Ok(RunOutput { record: record.redact(&redactions), kept_sandbox: kept_at })
 }
 
 /// The command as a user would type it, placeholders unexpanded.
