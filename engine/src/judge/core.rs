@@ -802,33 +802,16 @@ fn lowercase_escapes(s: &str) -> String {
     out
 }
 
+/// Every byte outside RFC 3986's unreserved set, percent-encoded.
 fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, super::text::NOT_UNRESERVED).to_string()
 }
 
 /// Base64 without padding (the standard or the URL alphabet).
 pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
-    let table: &[u8; 64] = if url {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-    } else {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-    };
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(table[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    if url { URL_SAFE_NO_PAD.encode(bytes) } else { STANDARD_NO_PAD.encode(bytes) }
 }
 
 pub fn secret_echo(obs: &CoreObservations) -> Finding {

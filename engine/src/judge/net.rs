@@ -80,11 +80,8 @@ pub fn data_secret(token: &str) -> String {
 
 /// Padded base64, as a data: URL carries it.
 fn base64(bytes: &[u8]) -> String {
-    let mut s = super::core::base64(bytes, false);
-    while !s.len().is_multiple_of(4) {
-        s.push('=');
-    }
-    s
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// One call of the net pack.

@@ -224,27 +224,13 @@ impl CheckDef {
 pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = edit_distance(&input.to_lowercase(), &c.to_lowercase());
+        let d = strsim::levenshtein(&input.to_lowercase(), &c.to_lowercase());
         if best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
     }
     let limit = (input.chars().count() / 3).max(2);
     best.filter(|(d, _)| *d <= limit).map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -109,13 +109,6 @@ fn result(r: &Record, index: usize, c: &CheckResult) -> Value {
 
 /// A path as a URI reference: every byte outside the unreserved set and `/` encoded.
 fn percent_path(p: &str) -> String {
-    p.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    const PATH: &percent_encoding::AsciiSet = &crate::judge::text::NOT_UNRESERVED.remove(b'/');
+    percent_encoding::utf8_percent_encode(p, PATH).to_string()
 }
