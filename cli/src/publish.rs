@@ -3,9 +3,9 @@
 //! embedded in the page, the viewer's WebAssembly travels inside a script, and a content
 //! security policy forbids inline script and every other origin.
 
-use sealmark_engine::judge::text::visible;
 use sealmark_engine::record::Record;
 use sealmark_engine::render;
+use sealmark_engine::text::visible;
 
 /// The viewer's files, compiled in by build.rs when the viewer was built.
 pub struct Viewer {

@@ -5,12 +5,12 @@ use crate::{exit, usage_error};
 use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
-use sealmark_engine::judge::text::visible;
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_saved};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
+use sealmark_engine::text::visible;
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> u8 {

@@ -133,7 +133,7 @@ fn failed_control_read_is_inconclusive_never_pass() {
 fn explain_lists_every_read_variant() {
     let out = std::process::Command::new(common::sealmark()).args(["explain", "fs-read-escape"]).output().unwrap();
     let page = String::from_utf8(out.stdout).unwrap();
-    for v in sealmark_engine::judge::fs::READ_VARIANTS {
+    for v in sealmark_engine::registry::fs::READ_VARIANTS {
         assert!(page.contains(&format!("  {}  {}", v.name, v.sends)), "missing {}", v.name);
     }
 }

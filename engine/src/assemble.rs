@@ -3,10 +3,11 @@
 //! Pure: grades, pack statuses, the standard/custom decision, the badge and the
 //! "Not covered" list are all derived here, so the viewer can re-derive them.
 
-use crate::classify::classify;
+use crate::classify::{Classification, classify};
 use crate::config::Config;
 use crate::grading::{self, Input, Outcome};
 use crate::judge::Finding;
+use crate::judge::custom::CustomProbe;
 use crate::model::{Pack, Weight};
 use crate::record::*;
 use crate::registry::{CHECKS, CheckDef, pack_doc};
@@ -45,7 +46,7 @@ pub struct RunFacts {
     pub upstream: Option<UpstreamRecord>,
     pub probe_calls: Vec<ProbeCall>,
     /// The custom checks (from `probes:` with a check), with their probes' verdicts.
-    pub custom: Vec<(crate::probes::CheckMeta, Finding)>,
+    pub custom: Vec<(crate::judge::custom::CheckMeta, Finding)>,
     pub custom_probes: Vec<CustomProbe>,
     pub unasked: Unasked,
 }

@@ -3,10 +3,9 @@
 //! A tool is placed by its parameter names first (the strongest sign), then its name
 //! and description. Packs apply according to the classes found.
 
-use crate::config::DeclaredClass;
-use crate::record::Classification;
 use crate::tools::ToolInfo;
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -385,6 +384,33 @@ fn annotation_tags(tool: &ToolInfo) -> Vec<String> {
         None => {}
     }
     tags
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Classification {
+    pub tool: String,
+    pub class: String,
+    /// The parameter that placed the tool (the one probes are aimed through).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
+    pub confidence: String,
+    pub annotations: Vec<String>,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary: Option<String>,
+}
+
+/// One `classify:` entry: the class a tool is placed in and the argument the packs aim,
+/// with the lines to name when the server's tool list contradicts it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeclaredClass {
+    pub class: String,
+    pub param: Option<String>,
+    /// For a SQL tool: whether it writes by design (`true`) or promises to read only.
+    pub writes: Option<bool>,
+    pub line: usize,
+    pub param_line: usize,
 }
 
 #[cfg(test)]

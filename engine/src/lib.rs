@@ -14,7 +14,6 @@ pub mod explain;
 pub mod grading;
 pub mod judge;
 pub mod model;
-pub mod probes;
 pub mod record;
 pub mod rederive;
 pub mod registry;
@@ -22,6 +21,7 @@ pub mod render;
 #[doc(hidden)]
 pub mod sample;
 pub mod schema;
+pub mod text;
 pub mod tools;
 pub mod upstream;
 

@@ -1,6 +1,7 @@
 //! The small vocabulary every other module speaks: packs, verdicts, weights, observers.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
 
 /// A pack groups checks that need the same kind of target. The order here is the
@@ -173,5 +174,80 @@ impl VerifiedBy {
             VerifiedBy::Metadata => "metadata",
             VerifiedBy::Response => "response",
         }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    /// What was sent or inspected.
+    pub probe: String,
+    /// What came back or was observed.
+    pub outcome: String,
+    pub verified_by: VerifiedBy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// A stable machine-readable name for the kind of observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl Evidence {
+    pub fn new(probe: impl Into<String>, outcome: impl Into<String>, verified_by: VerifiedBy) -> Self {
+        Evidence {
+            probe: probe.into(),
+            outcome: outcome.into(),
+            verified_by,
+            role: None,
+            tool: None,
+            args: None,
+            code: None,
+        }
+    }
+
+    pub fn tool(mut self, tool: &str) -> Self {
+        self.tool = Some(tool.to_string());
+        self
+    }
+
+    pub fn args(mut self, args: Value) -> Self {
+        self.args = Some(args);
+        self
+    }
+
+    pub fn code(mut self, code: &str) -> Self {
+        self.code = Some(code.to_string());
+        self
+    }
+}
+
+/// One probe (or family of probes) a check sends, as its check page lists it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ProbeDoc {
+    pub name: &'static str,
+    /// What goes out: the string the runtime sends, placeholders and all, or the
+    /// request in words for a probe that is not one string. Code reads it; it holds no commentary.
+    pub sends: &'static str,
+    /// What the probe aims at or why, for the page; never sent.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub note: &'static str,
+}
+
+impl ProbeDoc {
+    pub const fn new(name: &'static str, sends: &'static str) -> Self {
+        ProbeDoc { name, sends, note: "" }
+    }
+
+    pub const fn noted(name: &'static str, sends: &'static str, note: &'static str) -> Self {
+        ProbeDoc { name, sends, note }
+    }
+
+    /// The probe as its page prints it: what it sends, then the note in parentheses.
+    pub fn described(&self) -> String {
+        if self.note.is_empty() { self.sends.to_string() } else { format!("{} ({})", self.sends, self.note) }
     }
 }

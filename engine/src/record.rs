@@ -4,8 +4,11 @@
 //! `durationMs`, `sandbox.listenerPort`); everything else is a function of the
 //! server's behaviour, so two runs of the same server render the same text.
 
+use crate::classify::Classification;
 use crate::grading::Grade;
-use crate::model::{Verdict, VerifiedBy};
+use crate::judge::custom::CustomProbe;
+use crate::model::{Evidence, Verdict};
+use crate::tools::ToolSurface;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -227,16 +230,6 @@ pub struct CustomRecord {
     pub probes: Vec<CustomProbe>,
 }
 
-/// One probe of a custom check.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CustomProbe {
-    pub name: String,
-    pub check: String,
-    pub tool: String,
-    pub verdict: Verdict,
-    pub detail: String,
-}
-
 /// Why a saved record cannot be read (replay, baselines, the viewer).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SavedRecordError {
@@ -330,19 +323,6 @@ pub struct Announced {
     pub protocol_version: String,
 }
 
-/// A tool as listed, reduced to what drift detection compares.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolSurface {
-    pub name: String,
-    pub description_hash: String,
-    pub description_length: usize,
-    pub input_schema_hash: String,
-    pub required: Vec<String>,
-    pub params: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, Value>,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Options {
@@ -387,69 +367,6 @@ pub struct CheckResult {
     pub verdict: Verdict,
     pub summary: String,
     pub evidence: Vec<Evidence>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Evidence {
-    /// What was sent or inspected.
-    pub probe: String,
-    /// What came back or was observed.
-    pub outcome: String,
-    pub verified_by: VerifiedBy,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<Value>,
-    /// A stable machine-readable name for the kind of observation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-}
-
-impl Evidence {
-    pub fn new(probe: impl Into<String>, outcome: impl Into<String>, verified_by: VerifiedBy) -> Self {
-        Evidence {
-            probe: probe.into(),
-            outcome: outcome.into(),
-            verified_by,
-            role: None,
-            tool: None,
-            args: None,
-            code: None,
-        }
-    }
-
-    pub fn tool(mut self, tool: &str) -> Self {
-        self.tool = Some(tool.to_string());
-        self
-    }
-
-    pub fn args(mut self, args: Value) -> Self {
-        self.args = Some(args);
-        self
-    }
-
-    pub fn code(mut self, code: &str) -> Self {
-        self.code = Some(code.to_string());
-        self
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Classification {
-    pub tool: String,
-    pub class: String,
-    /// The parameter that placed the tool (the one probes are aimed through).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub param: Option<String>,
-    pub confidence: String,
-    pub annotations: Vec<String>,
-    pub reason: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secondary: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

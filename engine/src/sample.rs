@@ -4,8 +4,9 @@
 use crate::assemble::{RunFacts, assemble};
 use crate::config::Config;
 use crate::judge::Finding;
+use crate::model::Evidence;
 use crate::model::{Verdict, VerifiedBy};
-use crate::record::{Announced, Evidence, Record, SandboxRecord, ServerLog};
+use crate::record::{Announced, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::registry::fs as fs_defs;
 use crate::registry::net as net_defs;

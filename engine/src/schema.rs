@@ -2,9 +2,9 @@
 //! sealmark.yaml (built from the key tables the validator reads and from the check
 //! registry). The committed copies in `site/schema/` are compared with these by a test.
 
+use crate::config::probes::{EXPECT_KEYS, PROBE_KEYS};
 use crate::config::{SERVER_KEYS, TOP_KEYS};
 use crate::model::Pack;
-use crate::probes::{EXPECT_KEYS, PROBE_KEYS};
 use crate::record::Record;
 use crate::registry::{CHECKS, SettingKind};
 use serde_json::{Map, Value, json};

@@ -1,6 +1,6 @@
 //! A listed tool, read leniently from whatever JSON the server sent.
 
-use crate::record::ToolSurface;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -107,4 +107,17 @@ pub fn canonical_json(v: &Value) -> String {
         }
     }
     sort(v).to_string()
+}
+
+/// A tool as listed, reduced to what drift detection compares.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSurface {
+    pub name: String,
+    pub description_hash: String,
+    pub description_length: usize,
+    pub input_schema_hash: String,
+    pub required: Vec<String>,
+    pub params: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, Value>,
 }

@@ -8,11 +8,11 @@ use crate::view_model::{Change, compare_rows, evidence_row, verdict_word};
 use leptos::prelude::*;
 use sealmark_engine::compare::compare;
 use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first};
-use sealmark_engine::judge::text::visible;
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
 use sealmark_engine::rederive::{Agreement, Rederived, rederive, rejudge};
 use sealmark_engine::registry;
+use sealmark_engine::text::visible;
 use std::sync::Arc;
 
 /// The report route's body for what has been loaded.

@@ -29,7 +29,7 @@ impl Entry {
 pub fn index() -> Vec<Entry> {
     let mut out = Vec::new();
     for c in CHECKS {
-        let probes: Vec<&str> = c.probes.iter().flat_map(|p| [p.name, p.sends]).collect();
+        let probes: Vec<&str> = c.probes.iter().flat_map(|p| [p.name, p.sends, p.note]).collect();
         let mut body =
             vec![c.pack.id(), c.scope, c.verdict, c.proves_pass, c.fix, c.false_positives, c.false_negatives];
         body.extend(probes);

@@ -117,7 +117,7 @@ pub fn CheckPage(id: String) -> impl IntoView {
                 {facts.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
             </dl>
             <h2>"Probes"</h2>
-            <ul>{c.probes.iter().map(|p| view! { <li><code>{p.name}</code>" — "{p.sends}</li> }).collect_view()}</ul>
+            <ul>{c.probes.iter().map(|p| view! { <li><code>{p.name}</code>" — "{p.described()}</li> }).collect_view()}</ul>
             <h2>"Settings and thresholds"</h2>
             <p>{format!("Every check takes checks.{0}.enabled (default true) and checks.{0}.severity (critical, scored or advisory).", c.id)}</p>
             {(!c.settings.is_empty()).then(|| view! {

@@ -2,9 +2,10 @@
 //! natively. Every string a server could have written passes through `visible`.
 
 use sealmark_engine::compare::compare;
-use sealmark_engine::judge::text::visible;
+use sealmark_engine::model::Evidence;
 use sealmark_engine::model::Verdict;
-use sealmark_engine::record::{CheckResult, Evidence, Record};
+use sealmark_engine::record::{CheckResult, Record};
+use sealmark_engine::text::visible;
 
 /// One piece of evidence, as the table row shows it.
 #[derive(Debug, Clone, PartialEq)]

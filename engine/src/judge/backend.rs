@@ -3,10 +3,9 @@
 //! carries a fresh token, so "let through" means "its token reached the stub"; no SQL
 //! and no reply is parsed to decide it.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
+use crate::model::{Evidence, Verdict, VerifiedBy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,8 +25,8 @@ pub struct Reached {
 
 impl Reached {
     pub fn line(&self) -> String {
-        let body = super::text::visible(self.body.trim());
-        if body.is_empty() { self.target.clone() } else { format!("{} {}", self.target, super::text::clip(&body, 160)) }
+        let body = crate::text::visible(self.body.trim());
+        if body.is_empty() { self.target.clone() } else { format!("{} {}", self.target, crate::text::clip(&body, 160)) }
     }
 }
 
@@ -153,9 +152,9 @@ pub fn show_args(args: &Value) -> String {
     match args.as_object() {
         Some(m) if m.len() == 1 => {
             let v = m.values().next().expect("one");
-            format!("\"{}\"", super::text::clip(&super::text::visible(v.as_str().unwrap_or(&v.to_string())), 100))
+            format!("\"{}\"", crate::text::clip(&crate::text::visible(v.as_str().unwrap_or(&v.to_string())), 100))
         }
-        _ => super::text::clip(&args.to_string(), 100),
+        _ => crate::text::clip(&args.to_string(), 100),
     }
 }
 

@@ -1,9 +1,8 @@
 //! Judges of the core pack, and the observations they read.
 
-use super::Finding;
-use super::text::{clip, excerpt, is_invisible, visible};
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
+use super::{Answer, Canary, Finding, quote};
+use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::text::{clip, excerpt, is_invisible, visible};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -113,90 +112,6 @@ pub struct RobustProbe {
     pub alive_after: bool,
 }
 
-/// What came back for one message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Answer {
-    Success {
-        text: String,
-    },
-    ToolError {
-        text: String,
-    },
-    RpcError {
-        code: i64,
-        message: String,
-    },
-    /// Nothing, though the server answered the ping that followed.
-    Silence,
-    /// No answer within the probe timeout.
-    Timeout,
-    /// The process exited or closed its output.
-    Died {
-        reason: String,
-    },
-    /// The harness did not send it (the server had already left calls unanswered).
-    NotSent {
-        reason: String,
-    },
-    /// The answer was longer than the harness parses (8 MiB): this many bytes.
-    TooLarge {
-        bytes: u64,
-    },
-}
-
-impl Answer {
-    fn describe(&self) -> String {
-        match self {
-            Answer::Success { text } => format!("accepted: the tool reported success ({})", quote(text)),
-            Answer::ToolError { text } => format!("rejected with isError ({})", quote(text)),
-            Answer::RpcError { code, message } => format!("rejected with JSON-RPC error {code} ({})", quote(message)),
-            Answer::Silence => "no answer, and the server answered ping afterwards".to_string(),
-            Answer::Timeout => "no answer within the probe timeout".to_string(),
-            Answer::Died { reason } => format!("the server went away: {reason}"),
-            Answer::NotSent { reason } => format!("not sent: {reason}"),
-            Answer::TooLarge { bytes } => {
-                format!("an answer of {bytes} bytes, longer than the 8 MiB the harness parses")
-            }
-        }
-    }
-
-    /// A short line for evidence: what came back, its text clipped and made visible.
-    pub fn brief(&self) -> String {
-        match self {
-            Answer::Success { text } => format!("answered: \"{}\"", clip(&visible(text.trim()), 80)),
-            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
-            Answer::RpcError { code, message } => {
-                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
-            }
-            Answer::Silence => "no answer".to_string(),
-            Answer::Timeout => "no answer within the probe timeout".to_string(),
-            Answer::Died { reason } => format!("the server went away: {reason}"),
-            Answer::NotSent { reason } => format!("not sent: {reason}"),
-            Answer::TooLarge { bytes } => format!("an answer of {bytes} bytes, too large to parse"),
-        }
-    }
-
-    /// Whether the server answered at all: a result, a tool error, a JSON-RPC error, or
-    /// an answer too large to parse. Anything else is no evidence of what it would do.
-    pub fn was_answered(&self) -> bool {
-        matches!(
-            self,
-            Answer::Success { .. } | Answer::ToolError { .. } | Answer::RpcError { .. } | Answer::TooLarge { .. }
-        )
-    }
-
-    /// The text of a rejection, when it has one.
-    fn rejection_text(&self) -> Option<&str> {
-        match self {
-            Answer::ToolError { text } => Some(text.as_str()),
-            Answer::RpcError { message, .. } => Some(message.as_str()),
-            _ => None,
-        }
-        .filter(|t| !t.trim().is_empty())
-    }
-}
-
 /// What the secret-echo scan saw. Each message is scanned as it arrives and then
 /// dropped, so a server that sends much cannot push an echo past what the run keeps.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -298,19 +213,6 @@ impl EchoScanner {
             }
         }
     }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Canary {
-    pub name: String,
-    /// Never written to a record: the scan has used it by then.
-    #[serde(skip)]
-    pub value: String,
-}
-
-fn quote(text: &str) -> String {
-    format!("\"{}\"", clip(&visible(text.trim()), 120))
 }
 
 // ---------------------------------------------------------------- handshake
@@ -804,7 +706,7 @@ fn lowercase_escapes(s: &str) -> String {
 
 /// Every byte outside RFC 3986's unreserved set, percent-encoded.
 fn url_encode(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, super::text::NOT_UNRESERVED).to_string()
+    percent_encoding::utf8_percent_encode(s, crate::text::NOT_UNRESERVED).to_string()
 }
 
 /// Base64 without padding (the standard or the URL alphabet).

@@ -5,30 +5,12 @@
 //! recorded during that call. Token values never reach this module: the runtime says
 //! which caller's token a request carried, and names credential headers, not values.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-pub const CALLER_PROBES: [ProbeDoc; 4] = [
-    ProbeDoc {
-        name: "caller-a",
-        sends: "a forwarding call in a session opened with {bearer:a}; every request must carry {bearer:a}",
-    },
-    ProbeDoc {
-        name: "caller-b",
-        sends: "the same call in a session opened with {bearer:b}; every request must carry {bearer:b}, never {bearer:a}",
-    },
-    ProbeDoc { name: "caller-a-again", sends: "the same call as caller a once more; never {bearer:b}" },
-    ProbeDoc {
-        name: "anonymous",
-        sends: "the same call with every header holding {bearer} dropped; refused, or forwarded with no credential",
-    },
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

@@ -2,12 +2,13 @@
 //! its call, and each custom check from its probes. Valid calls use the same clause
 //! reading, but a miss is a warning, never a verdict.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use crate::model::{Verdict, VerifiedBy};
-use crate::probes::{CheckMeta, Expect, HeaderExpect, ListenerExpect, Probe};
-use crate::record::Evidence;
-use serde_json::Value;
+use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::upstream::Reply;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// A file named by a `files` clause, before and after the call (a content hash, or
 /// `None` when it did not exist).
@@ -101,7 +102,7 @@ pub fn evaluate(expect: &Expect, seen: &Seen) -> Result<Vec<String>, String> {
         if let Some(re) = &expect.text_not_matches
             && let Some(m) = re.find(text)
         {
-            missed.push(format!("the text matches /{}/ (\"{}\")", re.as_str(), super::text::clip(m.as_str(), 60)));
+            missed.push(format!("the text matches /{}/ (\"{}\")", re.as_str(), crate::text::clip(m.as_str(), 60)));
         }
     } else if reads_reply {
         return Err(seen.answer.brief());
@@ -265,7 +266,7 @@ pub fn custom_check(probes: &[(&Probe, &ProbeObs)]) -> Finding {
 }
 
 /// The custom checks, in the order their first probe is written, and each probe's line.
-pub fn findings(observed: &[(Probe, ProbeObs)]) -> (Vec<(CheckMeta, Finding)>, Vec<crate::record::CustomProbe>) {
+pub fn findings(observed: &[(Probe, ProbeObs)]) -> (Vec<(CheckMeta, Finding)>, Vec<crate::judge::custom::CustomProbe>) {
     let mut checks: Vec<(CheckMeta, Finding)> = Vec::new();
     for (p, _) in observed {
         let Some(meta) = &p.check else { continue };
@@ -283,7 +284,7 @@ pub fn findings(observed: &[(Probe, ProbeObs)]) -> (Vec<(CheckMeta, Finding)>, V
         .iter()
         .map(|(p, o)| {
             let (verdict, detail) = probe_verdict(p, o);
-            crate::record::CustomProbe {
+            crate::judge::custom::CustomProbe {
                 name: p.name.clone(),
                 check: p.check.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
                 tool: p.tool.clone(),
@@ -301,6 +302,168 @@ fn verified_by(outcome: &ProbeOutcome) -> VerifiedBy {
         ProbeOutcome::Observed(seen) if !seen.files.is_empty() => VerifiedBy::Sandbox,
         ProbeOutcome::Observed(seen) if seen.upstream.as_ref().is_some_and(|u| !u.is_empty()) => VerifiedBy::Upstream,
         _ => VerifiedBy::Response,
+    }
+}
+
+/// One probe of a custom check.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CustomProbe {
+    pub name: String,
+    pub check: String,
+    pub tool: String,
+    pub verdict: Verdict,
+    pub detail: String,
+}
+
+/// One probe, after `matrix` and `cases` expansion.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The name reports use: the id, `id[arg=value]`, `id#2`, or `<tool>#<n>`.
+    pub name: String,
+    pub check: Option<CheckMeta>,
+    pub tool: String,
+    pub args: Map<String, Value>,
+    pub active: bool,
+    pub timeout_ms: Option<u64>,
+    pub expect: Expect,
+    pub identity: Option<Identity>,
+    pub upstream_reply: Option<Reply>,
+    /// Where the entry is: its line and key, for errors found once the tools are known.
+    pub line: usize,
+    pub key: String,
+}
+
+impl Probe {
+    pub fn is_check(&self) -> bool {
+        self.check.is_some()
+    }
+}
+
+/// `check:` of a probe: the custom check it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckMeta {
+    pub id: String,
+    pub label: String,
+    pub scope: String,
+    pub critical: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    A,
+    B,
+    Anonymous,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenerExpect {
+    None,
+    Hit,
+    Any,
+}
+
+#[derive(Debug, Clone)]
+pub enum HeaderExpect {
+    Equals(String),
+    Matches(Regex),
+}
+
+/// `expect:`: every clause given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    pub is_error: Option<bool>,
+    pub text_matches: Option<Regex>,
+    pub text_not_matches: Option<Regex>,
+    pub files_unchanged: Vec<String>,
+    pub files_created: Vec<String>,
+    pub files_absent: Vec<String>,
+    pub listener: Option<ListenerExpect>,
+    pub duration_max_ms: Option<u64>,
+    /// `upstream.requests`: `Some(false)` none, `Some(true)` any.
+    pub upstream_any: Option<bool>,
+    pub upstream_none_matching: Option<Regex>,
+    pub upstream_all_matching: Option<Regex>,
+    pub upstream_header: Vec<(String, HeaderExpect)>,
+    pub upstream_token_echoed: Option<bool>,
+    pub log_matches: Option<Regex>,
+    pub log_not_matches: Option<Regex>,
+    pub response_max_bytes: Option<u64>,
+}
+
+impl Expect {
+    pub fn is_empty(&self) -> bool {
+        self.clause_count() == 0
+    }
+
+    pub fn clause_count(&self) -> usize {
+        [
+            self.is_error.is_some(),
+            self.text_matches.is_some(),
+            self.text_not_matches.is_some(),
+            !self.files_unchanged.is_empty(),
+            !self.files_created.is_empty(),
+            !self.files_absent.is_empty(),
+            self.listener.is_some(),
+            self.duration_max_ms.is_some(),
+            self.upstream_any.is_some(),
+            self.upstream_none_matching.is_some(),
+            self.upstream_all_matching.is_some(),
+            !self.upstream_header.is_empty(),
+            self.upstream_token_echoed.is_some(),
+            self.log_matches.is_some(),
+            self.log_not_matches.is_some(),
+            self.response_max_bytes.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count()
+    }
+
+    /// Whether a clause reads the upstream stub.
+    pub fn reads_upstream(&self) -> bool {
+        self.upstream_any.is_some()
+            || self.upstream_none_matching.is_some()
+            || self.upstream_all_matching.is_some()
+            || !self.upstream_header.is_empty()
+            || self.upstream_token_echoed.is_some()
+    }
+
+    /// `other`'s clauses laid over these (a case over its probe).
+    pub(crate) fn overlay(&mut self, other: Expect) {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
+        }
+        take!(
+            is_error,
+            text_matches,
+            text_not_matches,
+            listener,
+            duration_max_ms,
+            upstream_any,
+            upstream_none_matching,
+            upstream_all_matching,
+            upstream_token_echoed,
+            log_matches,
+            log_not_matches,
+            response_max_bytes
+        );
+        for (mine, theirs) in [
+            (&mut self.files_unchanged, other.files_unchanged),
+            (&mut self.files_created, other.files_created),
+            (&mut self.files_absent, other.files_absent),
+        ] {
+            if !theirs.is_empty() {
+                *mine = theirs;
+            }
+        }
+        if !other.upstream_header.is_empty() {
+            self.upstream_header = other.upstream_header;
+        }
+    }
+
+    /// Every file path the clauses name.
+    pub fn paths(&self) -> impl Iterator<Item = &String> {
+        self.files_unchanged.iter().chain(&self.files_created).chain(&self.files_absent)
     }
 }
 

@@ -1,105 +1,23 @@
 //! Judges of the db pack and the SQL it sends. What changed is established by the
 //! harness's own superuser connection (the state reader), never by the server's reply.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use super::text::clip;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::text::clip;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The control every SQL tool must pass as the admin role before it is judged.
 pub const CONTROL_SQL: &str = "SELECT (SELECT count(*) FROM customers) AS n, current_user AS u";
 
-/// Direct writes, sent as the admin role (who may write, so the database is never the
-/// reason a write fails).
-pub const WRITE_PROBES: [ProbeDoc; 5] = [
-    ProbeDoc { name: "insert", sends: "INSERT INTO probe_t VALUES (1, 'sm-write')" },
-    ProbeDoc { name: "update", sends: "UPDATE tenant_notes SET tenant = 'sm-write' WHERE id = 1" },
-    ProbeDoc { name: "delete", sends: "DELETE FROM tenant_notes WHERE id = 2" },
-    ProbeDoc { name: "create", sends: "CREATE TABLE sm_ddl_probe (id integer)" },
-    ProbeDoc { name: "drop", sends: "DROP TABLE audit_probe" },
-];
-
-/// Indirect mutating forms. The first four are core cases: executing one fails the
-/// check; executing only the others scores part, with no cap.
-pub const FORM_PROBES: [ProbeDoc; 7] = [
-    ProbeDoc {
-        name: "cte-insert",
-        sends: "WITH w AS (INSERT INTO probe_t VALUES (2, 'sm-cte') RETURNING 1) SELECT * FROM w",
-    },
-    ProbeDoc { name: "commit-escape", sends: "SELECT 1; COMMIT; INSERT INTO probe_t VALUES (3, 'sm-commit')" },
-    ProbeDoc { name: "stacked", sends: "SELECT 1; INSERT INTO probe_t VALUES (4, 'sm-stacked')" },
-    ProbeDoc { name: "select-into", sends: "SELECT 1 AS id INTO sm_ddl_probe" },
-    ProbeDoc { name: "rollback-escape", sends: "SELECT 1; ROLLBACK; INSERT INTO probe_t VALUES (5, 'sm-rollback')" },
-    ProbeDoc {
-        name: "read-only-off",
-        sends: "SET default_transaction_read_only = off; INSERT INTO probe_t VALUES (6, 'sm-setoff')",
-    },
-    ProbeDoc { name: "sequence", sends: "SELECT nextval('audit_probe_id_seq')" },
-];
-
-/// Database controls, each sent through the instance of the role the control binds.
-pub const RLS_PROBE: ProbeDoc = ProbeDoc {
-    name: "rls",
-    sends: "SELECT note FROM tenant_notes, as sm_analyst and as sm_support: row-level security shows them tenant_a only",
-};
-pub const PII_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc {
-        name: "pii-column",
-        sends: "SELECT email FROM customers LIMIT 5, as sm_analyst, who has no SELECT on the column",
-    },
-    ProbeDoc { name: "pii-star", sends: "SELECT * FROM customers LIMIT 5, as sm_analyst" },
-];
-pub const MASKED_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc {
-        name: "masked-raw",
-        sends: "SELECT email FROM customers LIMIT 5, as sm_support, who may read only customers_masked",
-    },
-    ProbeDoc { name: "masked-view", sends: "SELECT email FROM customers_masked LIMIT 5, as sm_support" },
-];
 /// The per-role control: each instance must see the 100 rows of the masked view.
 pub const ROLE_CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers_masked";
-/// Runaway results, tried in turn as sm_admin until one decides: the plain form, the
-/// same rows from a recursive CTE wrapped in a subquery (it begins with SELECT, as a
-/// narrow read-only guard demands), and a cross join of seeded tables. Each names its
-/// rows `sm-row-<n>` with a distinct n.
-pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
-    ProbeDoc { name: "row-cap", sends: "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g" },
-    ProbeDoc {
-        name: "row-cap-subquery",
-        sends: "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c) AS t",
-    },
-    ProbeDoc {
-        name: "row-cap-cross-join",
-        sends: "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
-    },
-];
 /// The rows each of `ROW_CAP_PROBES` produces.
 pub const ROW_CAP_ROWS: [usize; 3] = [100_000, 100_000, 10_000];
-/// Runaway time, tried in turn as sm_admin: a sleep, then a cross join of seeded tables
-/// that needs hours (no function a guard could refuse by name). Both carry the marker
-/// `sm_runaway`, by which the state reader sees them run and cancels them.
-pub const TIMEOUT_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "sleep", sends: "SELECT pg_sleep(600) AS sm_runaway" },
-    ProbeDoc {
-        name: "cross-join",
-        sends: "SELECT count(*) AS sm_runaway FROM customers a, customers b, customers c, customers d, customers e",
-    },
-];
 /// The marker every runaway-time probe carries.
 pub const RUNAWAY_MARKER: &str = "sm_runaway";
-pub const PRIVILEGE_PROBE: ProbeDoc = ProbeDoc {
-    name: "privilege",
-    sends: "SELECT pg_sleep(0.5) AS \"sm-privilege\" through each role's instance, while the state reader reads pg_stat_activity for the role the server really connected as",
-};
 
-pub const AUDIT_PROBE: ProbeDoc = ProbeDoc {
-    name: "audit",
-    sends: "SELECT 'sm-audit-marker' AS marker, as sm_admin; the marker is then looked for in the server's log (stderr) and in audit_probe",
-};
 pub const AUDIT_MARKER: &str = "sm-audit-marker";
 
 /// How many of FORM_PROBES are core cases.
@@ -708,6 +626,7 @@ pub fn audit(obs: &DbObservations) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::db::ROW_CAP_PROBES;
 
     fn call(answer: Answer, changed: &[&str]) -> DbCall {
         DbCall {

@@ -1,77 +1,14 @@
 //! Judges of the fs and effects packs, the probes they send, and the sandbox
 //! observer's snapshots.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use super::text::{clip, visible};
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::text::{clip, visible};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// The reads aimed outside the root. Templates: `{sandbox}` the root, `{canary}` the
-/// canary directory, `{canary_noslash}` its absolute path without the leading slash,
-/// `{sandbox_dir_name}` the name of the directory holding both. Each names
-/// `secret.txt`; for a tool that lists directories the last segment is dropped.
-pub const READ_VARIANTS: [ProbeDoc; 29] = [
-    ProbeDoc { name: "traversal", sends: "../canary/secret.txt" },
-    ProbeDoc { name: "traversal-dot", sends: "./../canary/secret.txt" },
-    ProbeDoc { name: "traversal-subdir", sends: "docs/../../canary/secret.txt" },
-    ProbeDoc { name: "traversal-2", sends: "../../{sandbox_dir_name}/canary/secret.txt" },
-    ProbeDoc { name: "traversal-deep", sends: "../../../../../../../../../../../../{canary_noslash}/secret.txt" },
-    ProbeDoc { name: "absolute", sends: "{canary}/secret.txt" },
-    ProbeDoc { name: "absolute-via-root", sends: "{sandbox}/../canary/secret.txt" },
-    ProbeDoc { name: "sibling-prefix", sends: "{sandbox}-sibling/secret.txt" },
-    ProbeDoc { name: "sibling-relative", sends: "../root-sibling/secret.txt" },
-    ProbeDoc { name: "sibling-via-root", sends: "{sandbox}/../root-sibling/secret.txt" },
-    ProbeDoc { name: "encoded-slash", sends: "..%2fcanary%2fsecret.txt" },
-    ProbeDoc { name: "encoded-dots", sends: "%2e%2e/canary/secret.txt" },
-    ProbeDoc { name: "encoded-all", sends: "%2e%2e%2fcanary%2fsecret.txt" },
-    ProbeDoc { name: "encoded-upper", sends: "%2E%2E%2Fcanary%2Fsecret.txt" },
-    ProbeDoc { name: "double-encoded-slash", sends: "..%252fcanary%252fsecret.txt" },
-    ProbeDoc { name: "double-encoded-dots", sends: "%252e%252e/canary/secret.txt" },
-    ProbeDoc { name: "overlong-utf8", sends: "..%c0%afcanary%c0%afsecret.txt" },
-    ProbeDoc { name: "backslash", sends: "..\\canary\\secret.txt" },
-    ProbeDoc { name: "mixed-slashes", sends: "..\\/canary/secret.txt" },
-    ProbeDoc { name: "tilde", sends: "~/../canary/secret.txt" },
-    ProbeDoc { name: "file-uri", sends: "file://{canary}/secret.txt" },
-    ProbeDoc { name: "file-uri-traversal", sends: "file://{sandbox}/../canary/secret.txt" },
-    ProbeDoc { name: "trailing-slash", sends: "../canary/secret.txt/" },
-    ProbeDoc { name: "dot-segment", sends: "../canary/./secret.txt" },
-    ProbeDoc { name: "double-slashes", sends: "..//canary//secret.txt" },
-    ProbeDoc { name: "leading-double-slash", sends: "/{canary}/secret.txt" },
-    ProbeDoc { name: "strip-once", sends: "....//canary/secret.txt" },
-    ProbeDoc { name: "strip-once-dots", sends: "..././canary/secret.txt" },
-    ProbeDoc { name: "nul-byte", sends: "ok.txt\\u0000/../../canary/secret.txt (a NUL character)" },
-];
-
-/// Writes aimed outside the root; judged by the observer, not the answer.
-pub const WRITE_VARIANTS: [ProbeDoc; 5] = [
-    ProbeDoc { name: "write-traversal", sends: "../canary/new.txt" },
-    ProbeDoc { name: "write-absolute", sends: "{canary}/new.txt" },
-    ProbeDoc { name: "write-sibling-prefix", sends: "{sandbox}-sibling/new.txt" },
-    ProbeDoc { name: "write-encoded", sends: "..%2fcanary%2fnew.txt" },
-    ProbeDoc { name: "write-overwrite", sends: "../canary/secret.txt (overwrite the canary)" },
-];
-
-/// Reads and writes through the links the harness put in the root.
-pub const LINK_VARIANTS: [ProbeDoc; 6] = [
-    ProbeDoc { name: "read-file-link", sends: "read link-secret (a link to {canary}/secret.txt)" },
-    ProbeDoc { name: "read-dir-link", sends: "read link-out/secret.txt (link-out points to {canary})" },
-    ProbeDoc {
-        name: "read-chain-link",
-        sends: "read link-chain/secret.txt (link-chain points to link-out, which points to {canary})",
-    },
-    ProbeDoc { name: "write-dir-link", sends: "write link-out/new.txt" },
-    ProbeDoc { name: "write-file-link", sends: "write link-secret (overwrite the canary through the link)" },
-    ProbeDoc {
-        name: "write-new-link",
-        sends: "write link-new, a link to {canary}/not-yet.txt, which does not exist yet",
-    },
-];
 
 /// The value a read variant sends, with the sandbox's real paths filled in.
 pub fn expand_variant(template: &str, paths: &SandboxPaths, directory: bool) -> String {

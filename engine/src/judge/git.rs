@@ -4,49 +4,11 @@
 //! canary in a reply, a file the sandbox observer saw appear, a harness program's
 //! marker, or a reply that could only come from an option taking effect.
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Where the repository-scope probes point, relative to `{repo}` and `{sandbox}`. The
-/// canary repository sits beside the root (`{sandbox_dir}/canary-repo`); the sibling one
-/// is `{repo}-sibling`; `{repo}/sm-link` is a link to the canary repository.
-pub const SCOPE_VARIANTS: [ProbeDoc; 5] = [
-    ProbeDoc { name: "absolute", sends: "{canary_repo}: the canary repository by its absolute path" },
-    ProbeDoc { name: "traversal", sends: "{repo}/../../canary-repo: out of {repo} by parent steps" },
-    ProbeDoc { name: "relative", sends: "../canary-repo: relative to the server's working directory ({sandbox})" },
-    ProbeDoc {
-        name: "sibling-prefix",
-        sends: "{repo}-sibling: another repository whose path starts with {repo}'s (a string-prefix check lets it in)",
-    },
-    ProbeDoc { name: "link", sends: "{repo}/sm-link: a symbolic link inside {repo} to the canary repository" },
-];
-
-/// The values sent in every ref, revision and path argument of a git tool.
-pub const INJECTION_VARIANTS: [ProbeDoc; 6] = [
-    ProbeDoc {
-        name: "output",
-        sends: "--output={sandbox}/sm-injected.txt: git log, show and diff write their output to that file",
-    },
-    ProbeDoc {
-        name: "upload-pack",
-        sends: "--upload-pack=sm-canary: fetch, clone and ls-remote run it (sm-canary prints a marker and creates {sandbox}/sm-canary.txt)",
-    },
-    ProbeDoc { name: "pager", sends: "--open-files-in-pager=sm-canary: git grep runs it" },
-    ProbeDoc { name: "exec", sends: "--exec=sm-canary: rebase and some plumbing run it" },
-    ProbeDoc {
-        name: "config",
-        sends: "-c core.pager=sm-canary: takes effect where the value lands before the subcommand",
-    },
-    ProbeDoc {
-        name: "leading-dash",
-        sends: "--all: a leading dash; git log then lists every branch, including the harness's hidden one",
-    },
-];
 
 /// What a read-only git tool did with one repository-scope probe.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -3,65 +3,13 @@
 //! sockets read from the process table.
 
 use super::Finding;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The Origins a DNS-rebinding page could send; none is the harness's or the server's.
 pub const FOREIGN_ORIGINS: [&str; 3] = ["http://sm-rebind.invalid", "null", "http://127.0.0.1.sm-rebind.invalid"];
-
-pub const ORIGIN_PROBES: [ProbeDoc; 4] = [
-    ProbeDoc {
-        name: "control",
-        sends: "initialize with the configured headers and no Origin (what a non-browser client sends): must be accepted",
-    },
-    ProbeDoc { name: "foreign", sends: "initialize with Origin: http://sm-rebind.invalid" },
-    ProbeDoc { name: "null", sends: "initialize with Origin: null (a sandboxed page or a file)" },
-    ProbeDoc {
-        name: "lookalike",
-        sends: "initialize with Origin: http://127.0.0.1.sm-rebind.invalid (starts like loopback)",
-    },
-];
-pub const AUTH_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "no-credential", sends: "initialize without the configured credential headers" },
-    ProbeDoc {
-        name: "bad-credential",
-        sends: "initialize with each credential replaced by a token the harness made up",
-    },
-];
-pub const VERSION_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "control", sends: "tools/list in a session, with MCP-Protocol-Version: 2025-06-18" },
-    ProbeDoc { name: "unsupported", sends: "the same request with MCP-Protocol-Version: 1999-01-01" },
-];
-pub const SESSION_PROBES: [ProbeDoc; 3] = [
-    ProbeDoc { name: "unknown", sends: "tools/list with an Mcp-Session-Id the server never issued" },
-    ProbeDoc { name: "delete", sends: "DELETE with the session's id (405 means clients may not end sessions)" },
-    ProbeDoc { name: "ended", sends: "tools/list with the id of the session just ended" },
-];
-pub const CORS_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc {
-        name: "preflight",
-        sends: "OPTIONS with Origin: http://sm-rebind.invalid, Access-Control-Request-Method: POST, as a browser sends it (no credential)",
-    },
-    ProbeDoc {
-        name: "foreign",
-        sends: "the Access-Control-Allow-Origin of every answer to the foreign-Origin requests of http-origin",
-    },
-];
-pub const TLS_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "host", sends: "the URL's host, resolved: is every address it names on loopback?" },
-    ProbeDoc {
-        name: "handshake",
-        sends: "for https: a request that completes the TLS handshake whatever the certificate, then whether this machine's roots trust it",
-    },
-];
-pub const BIND_PROBES: [ProbeDoc; 1] = [ProbeDoc {
-    name: "sockets",
-    sends: "the listening TCP sockets of every process carrying the run's marker (/proc/<pid>/fd and /proc/<pid>/net/tcp, tcp6)",
-}];
 
 /// One raw HTTP exchange: what was sent, and the status and headers that came back.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -17,11 +17,10 @@ pub mod refusal;
 pub mod scope;
 pub mod sql_guard;
 pub mod sqlite;
-pub mod text;
 
-use crate::model::{Pack, Verdict, VerifiedBy};
-use crate::record::Evidence;
+use crate::model::{Evidence, Pack, Verdict, VerifiedBy};
 use crate::registry::{self, CHECKS, CheckDef};
+use crate::text::{clip, visible};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -179,6 +178,104 @@ impl Finding {
     }
 }
 
+/// What came back for one message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Answer {
+    Success {
+        text: String,
+    },
+    ToolError {
+        text: String,
+    },
+    RpcError {
+        code: i64,
+        message: String,
+    },
+    /// Nothing, though the server answered the ping that followed.
+    Silence,
+    /// No answer within the probe timeout.
+    Timeout,
+    /// The process exited or closed its output.
+    Died {
+        reason: String,
+    },
+    /// The harness did not send it (the server had already left calls unanswered).
+    NotSent {
+        reason: String,
+    },
+    /// The answer was longer than the harness parses (8 MiB): this many bytes.
+    TooLarge {
+        bytes: u64,
+    },
+}
+
+impl Answer {
+    fn describe(&self) -> String {
+        match self {
+            Answer::Success { text } => format!("accepted: the tool reported success ({})", quote(text)),
+            Answer::ToolError { text } => format!("rejected with isError ({})", quote(text)),
+            Answer::RpcError { code, message } => format!("rejected with JSON-RPC error {code} ({})", quote(message)),
+            Answer::Silence => "no answer, and the server answered ping afterwards".to_string(),
+            Answer::Timeout => "no answer within the probe timeout".to_string(),
+            Answer::Died { reason } => format!("the server went away: {reason}"),
+            Answer::NotSent { reason } => format!("not sent: {reason}"),
+            Answer::TooLarge { bytes } => {
+                format!("an answer of {bytes} bytes, longer than the 8 MiB the harness parses")
+            }
+        }
+    }
+
+    /// A short line for evidence: what came back, its text clipped and made visible.
+    pub fn brief(&self) -> String {
+        match self {
+            Answer::Success { text } => format!("answered: \"{}\"", clip(&visible(text.trim()), 80)),
+            Answer::ToolError { text } => format!("refused with isError: \"{}\"", clip(&visible(text.trim()), 80)),
+            Answer::RpcError { code, message } => {
+                format!("refused with JSON-RPC error {code}: \"{}\"", clip(&visible(message), 80))
+            }
+            Answer::Silence => "no answer".to_string(),
+            Answer::Timeout => "no answer within the probe timeout".to_string(),
+            Answer::Died { reason } => format!("the server went away: {reason}"),
+            Answer::NotSent { reason } => format!("not sent: {reason}"),
+            Answer::TooLarge { bytes } => format!("an answer of {bytes} bytes, too large to parse"),
+        }
+    }
+
+    /// Whether the server answered at all: a result, a tool error, a JSON-RPC error, or
+    /// an answer too large to parse. Anything else is no evidence of what it would do.
+    pub fn was_answered(&self) -> bool {
+        matches!(
+            self,
+            Answer::Success { .. } | Answer::ToolError { .. } | Answer::RpcError { .. } | Answer::TooLarge { .. }
+        )
+    }
+
+    /// The text of a rejection, when it has one.
+    fn rejection_text(&self) -> Option<&str> {
+        match self {
+            Answer::ToolError { text } => Some(text.as_str()),
+            Answer::RpcError { message, .. } => Some(message.as_str()),
+            _ => None,
+        }
+        .filter(|t| !t.trim().is_empty())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Canary {
+    pub name: String,
+    /// Never written to a record: the scan has used it by then.
+    #[serde(skip)]
+    pub value: String,
+}
+
+/// A server's text as evidence quotes it: trimmed, made visible, clipped.
+fn quote(text: &str) -> String {
+    format!("\"{}\"", clip(&visible(text.trim()), 120))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,7 +288,7 @@ mod tests {
                 probe: "control".into(),
                 tool: "query".into(),
                 args: serde_json::Value::Null,
-                answer: core::Answer::Silence,
+                answer: Answer::Silence,
                 reached: Vec::new(),
             },
             probes: Vec::new(),

@@ -3,65 +3,10 @@
 
 use super::Finding;
 use super::refusal::{self, Delivery, Outcome};
-use super::text::{clip, visible};
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::text::{clip, visible};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Spellings of the listener's address. `{port}` is its port and `{token}` ties a hit
-/// to one probe. Octal spellings and the other 127/8 addresses are deliberately absent
-/// (a documented blind spot), as is every name that is not the listener's.
-pub const SSRF_VARIANTS: [ProbeDoc; 22] = [
-    ProbeDoc { name: "ipv4", sends: "http://127.0.0.1:{port}/t/{token}" },
-    ProbeDoc { name: "localhost", sends: "http://localhost:{port}/t/{token}" },
-    ProbeDoc { name: "localhost-upper", sends: "http://LOCALHOST:{port}/t/{token}" },
-    ProbeDoc { name: "localhost-mixed", sends: "http://LocalHost:{port}/t/{token}" },
-    ProbeDoc { name: "localhost-dot", sends: "http://localhost.:{port}/t/{token}" },
-    ProbeDoc { name: "ipv4-dot", sends: "http://127.0.0.1.:{port}/t/{token}" },
-    ProbeDoc { name: "ipv6", sends: "http://[::1]:{port}/t/{token}" },
-    ProbeDoc { name: "ipv4-mapped", sends: "http://[::ffff:127.0.0.1]:{port}/t/{token}" },
-    ProbeDoc { name: "ipv4-mapped-hex", sends: "http://[::ffff:7f00:1]:{port}/t/{token}" },
-    ProbeDoc { name: "ipv4-mapped-long", sends: "http://[0:0:0:0:0:ffff:7f00:1]:{port}/t/{token}" },
-    ProbeDoc { name: "short-2", sends: "http://127.1:{port}/t/{token}" },
-    ProbeDoc { name: "short-3", sends: "http://127.0.1:{port}/t/{token}" },
-    ProbeDoc { name: "hex-short", sends: "http://0x7f.1:{port}/t/{token}" },
-    ProbeDoc { name: "hex-octets", sends: "http://0x7f.0x0.0x0.0x1:{port}/t/{token}" },
-    ProbeDoc { name: "decimal", sends: "http://2130706433:{port}/t/{token}" },
-    ProbeDoc { name: "hex-whole", sends: "http://0x7f000001:{port}/t/{token}" },
-    ProbeDoc { name: "unspecified", sends: "http://0.0.0.0:{port}/t/{token}" },
-    ProbeDoc { name: "userinfo", sends: "http://x@127.0.0.1:{port}/t/{token}" },
-    ProbeDoc { name: "userinfo-password", sends: "http://x:y@localhost:{port}/t/{token}" },
-    ProbeDoc { name: "encoded-host", sends: "http://%6c%6f%63%61%6c%68%6f%73%74:{port}/t/{token}" },
-    ProbeDoc { name: "scheme-upper", sends: "HTTP://127.0.0.1:{port}/t/{token}" },
-    ProbeDoc { name: "backslashes", sends: "http:\\\\127.0.0.1:{port}\\t\\{token}" },
-];
-
-/// The redirect probe, sent only when `net.control_url` is served by the listener:
-/// the allowed control URL redirects to a loopback path that is not allowed.
-pub const REDIRECT_VARIANT: ProbeDoc =
-    ProbeDoc { name: "redirect", sends: "{control_url}/redirect/{token} (302 to http://127.0.0.1:{port}/t/{token})" };
-
-/// Schemes other than http(s). `{canary}` is the fs canary directory.
-pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
-    ProbeDoc { name: "file", sends: "file://{canary}/secret.txt" },
-    ProbeDoc { name: "file-localhost", sends: "file://localhost{canary}/secret.txt" },
-    ProbeDoc { name: "gopher", sends: "gopher://127.0.0.1:{port}/_{token}" },
-    ProbeDoc { name: "ftp", sends: "ftp://127.0.0.1:{port}/t/{token}" },
-    ProbeDoc { name: "dict", sends: "dict://127.0.0.1:{port}/d:{token}" },
-    ProbeDoc { name: "ldap", sends: "ldap://127.0.0.1:{port}/{token}" },
-    ProbeDoc {
-        name: "data",
-        sends: "data:text/plain;base64,{token_base64} (the token, encoded, so only a decoded fetch shows it)",
-    },
-];
-
-/// The oversized reply.
-pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc {
-    name: "oversized",
-    sends: "{control_url}/big/{token} when net.control_url is served by the listener, else http://127.0.0.1:{port}/big/{token}: a 64 MiB body",
-};
 
 /// A template with the listener's port, the probe's token and the sandbox paths filled in.
 pub fn expand(template: &str, port: u16, token: &str, canary: &str, control: &str) -> String {
@@ -430,6 +375,7 @@ pub fn oversized_reply(obs: &NetObservations) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::net::{REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     /// The host of a probe URL, as a fetcher following the URL standard would read it:
@@ -451,7 +397,7 @@ mod tests {
         if p != port.to_string() {
             return false;
         }
-        let host = crate::judge::text::percent_decode(host);
+        let host = crate::text::percent_decode(host);
         let host = host.trim_end_matches('.');
         if host == "localhost" {
             return true;

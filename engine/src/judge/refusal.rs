@@ -5,7 +5,7 @@
 //! target. A reply that reports a failed fetch, or names the mechanism that failed (a
 //! proxy, a socket, DNS, a timeout), proves nothing about a guard.
 
-use super::text::percent_decode;
+use crate::text::percent_decode;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

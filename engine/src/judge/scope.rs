@@ -6,39 +6,6 @@
 
 use super::Finding;
 use super::backend::{ToolRun, let_through};
-use crate::config::ScopeConfig;
-use crate::registry::ProbeDoc;
-
-/// The families of names, as the reference lists them. `<c>` is the container of the
-/// first `scope.allow` entry (the prefix without its separator, or an exact entry's
-/// parent), `<p>` the container of `<c>`, `<control>` the allowed name, `.` the separator.
-pub const NAME_PROBES: [ProbeDoc; 10] = [
-    ProbeDoc {
-        name: "control",
-        sends: "<control>: the first exact scope.allow entry, else the first prefix followed by sm_control; must reach the upstream",
-    },
-    ProbeDoc {
-        name: "sibling",
-        sends: "<c>.sm_{token} and <p>.sm_{token}.<leaf>: a sibling of the allowed name and of its container",
-    },
-    ProbeDoc { name: "bare-container", sends: "<c> and <p>: a container named without a member" },
-    ProbeDoc { name: "partial", sends: "<c without its first part>.sm_{token}, and sm_{token} alone" },
-    ProbeDoc { name: "prefix-no-separator", sends: "<c>sm_{token}: the prefix without its separator" },
-    ProbeDoc {
-        name: "other-case",
-        sends: "the container sibling in upper case, and every scope.deny entry in upper case",
-    },
-    ProbeDoc {
-        name: "quoted",
-        sends: "\"<c>.sm_{token}\" and \"<c>\".sm_{token} (a quote hiding a separator), and every scope.deny entry with each part quoted",
-    },
-    ProbeDoc {
-        name: "encoded-separator",
-        sends: "the parts of <c>.sm_{token} joined by the percent-encoded separator",
-    },
-    ProbeDoc { name: "traversal", sends: "sm_{token}/../<control> and <control>/../../sm_{token}" },
-    ProbeDoc { name: "deny", sends: "every scope.deny entry as written" },
-];
 
 /// One name to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +144,31 @@ pub fn escape(runs: &[ToolRun]) -> Finding {
         "names outside scope.allow",
         "check the spelling of scope.allow and that scope.tools names the parameter that carries the identifier",
     )
+}
+
+/// `scope:` as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeConfig {
+    pub tools: Vec<ScopedTool>,
+    /// Exact names, and prefixes (entries ending in `separator`).
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub separator: char,
+}
+
+impl Default for ScopeConfig {
+    fn default() -> Self {
+        ScopeConfig { tools: Vec::new(), allow: Vec::new(), deny: Vec::new(), separator: '.' }
+    }
+}
+
+/// One `scope.tools` entry: the tool and the parameter that carries the identifier.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScopedTool {
+    pub tool: String,
+    pub param: String,
+    /// The line of `tool`, for errors found once the server's tools are known.
+    pub line: usize,
 }
 
 #[cfg(test)]

@@ -4,90 +4,16 @@
 //! as is, with each part quoted (`{o:quoted}`) or in upper case (`{o:upper}`), and
 //! `{token}` the probe's token.
 
+use super::Answer;
 use super::Finding;
 use super::backend::{Forward, TOKEN, ToolRun, let_through};
-use super::core::Answer;
-use crate::config::ScopeConfig;
-use crate::model::{Verdict, VerifiedBy};
-use crate::record::Evidence;
-use crate::registry::ProbeDoc;
+use crate::judge::scope::ScopeConfig;
+use crate::model::{Evidence, Verdict, VerifiedBy};
 use regex::Regex;
 use std::sync::LazyLock;
 
 /// A harmless read of the in-scope name: it must reach the upstream, with its token.
 pub const CONTROL: &str = "SELECT * FROM {a} WHERE 'sm-{token}' = 'sm-{token}'";
-
-/// Statements that must never reach the backend. The token sits in the part that must
-/// be stopped, so a server that forwards only the harmless half is not blamed.
-pub const STATEMENT_PROBES: [ProbeDoc; 18] = [
-    ProbeDoc { name: "insert", sends: "INSERT INTO {a} (note) VALUES ('sm-{token}')" },
-    ProbeDoc { name: "update", sends: "UPDATE {a} SET note = 'sm-{token}'" },
-    ProbeDoc { name: "delete", sends: "DELETE FROM {a} WHERE note = 'sm-{token}'" },
-    ProbeDoc { name: "create", sends: "CREATE TABLE sm_{token} (x int)" },
-    ProbeDoc { name: "drop", sends: "DROP TABLE sm_{token}" },
-    ProbeDoc { name: "alter", sends: "ALTER TABLE {a} ADD COLUMN sm_{token} int" },
-    ProbeDoc { name: "truncate", sends: "TRUNCATE TABLE sm_{token}" },
-    ProbeDoc { name: "grant", sends: "GRANT SELECT ON {a} TO sm_{token}" },
-    ProbeDoc { name: "select-into", sends: "SELECT * INTO sm_{token} FROM {a}" },
-    ProbeDoc { name: "stacked", sends: "SELECT 1; DELETE FROM {a} WHERE note = 'sm-{token}'" },
-    ProbeDoc { name: "stacked-ddl", sends: "SELECT * FROM {a}; DROP TABLE sm_{token}" },
-    ProbeDoc {
-        name: "cte-dml",
-        sends: "WITH d AS (DELETE FROM {a} WHERE note = 'sm-{token}' RETURNING *) SELECT * FROM d",
-    },
-    ProbeDoc { name: "commit", sends: "COMMIT; INSERT INTO {a} (note) VALUES ('sm-{token}')" },
-    ProbeDoc { name: "rollback", sends: "ROLLBACK; UPDATE {a} SET note = 'sm-{token}'" },
-    ProbeDoc { name: "mixed-case", sends: "dElEtE FROM {a} WHERE note = 'sm-{token}'" },
-    ProbeDoc {
-        name: "mixed-case-cte",
-        sends: "WiTh d AS (InSeRt iNtO {a} (note) VALUES ('sm-{token}') RETURNING *) SeLeCt * FROM d",
-    },
-    ProbeDoc { name: "comment-first", sends: "/* read only */ DELETE FROM {a} WHERE note = 'sm-{token}'" },
-    ProbeDoc { name: "unparseable", sends: "SELECT * FROM {a} WHERE 'sm-{token}' = (((" },
-];
-
-/// The twelve reference positions: each names `{o}` once, somewhere a guard that checks
-/// only the first table does not look.
-macro_rules! reference {
-    ($name:literal, $sql:literal) => {
-        ProbeDoc {
-            name: $name,
-            sends: concat!(
-                $sql,
-                " ({a} an in-scope name, {o} <container of scope.allow[0]>.outside_sm_<token>; must not reach the upstream)"
-            ),
-        }
-    };
-}
-
-pub const REFERENCE_PROBES: [ProbeDoc; 12] = [
-    reference!("from", "SELECT * FROM {o} WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("join", "SELECT * FROM {a} JOIN {o} ON 1 = 1 WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("comma-join", "SELECT * FROM {a}, {o} WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("subquery-from", "SELECT * FROM (SELECT * FROM {o}) AS t WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("subquery-where", "SELECT * FROM {a} WHERE x IN (SELECT x FROM {o}) AND 'sm-{token}' = 'sm-{token}'"),
-    reference!(
-        "scalar-subquery",
-        "SELECT (SELECT max(x) FROM {o}) AS sm_{token} FROM {a} WHERE 'sm-{token}' = 'sm-{token}'"
-    ),
-    reference!("exists", "SELECT * FROM {a} WHERE EXISTS (SELECT 1 FROM {o}) AND 'sm-{token}' = 'sm-{token}'"),
-    reference!("cte", "WITH c AS (SELECT * FROM {o}) SELECT * FROM c WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("union", "SELECT * FROM {a} UNION SELECT * FROM {o} WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("quoted", "SELECT * FROM {o:quoted} WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("cased", "SELECT * FROM {o:upper} WHERE 'sm-{token}' = 'sm-{token}'"),
-    reference!("alias-hidden", "SELECT * FROM {o} AS {a:last} WHERE 'sm-{token}' = 'sm-{token}'"),
-];
-
-/// The statement a reference probe sends: its documented text without the note.
-pub fn reference_sql(probe: &ProbeDoc) -> &'static str {
-    probe.sends.split(" ({a} an in-scope name").next().unwrap_or(probe.sends)
-}
-
-/// A huge LIMIT and none at all: the cap must be applied before the backend.
-pub const ROWCAP_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "huge-limit", sends: "SELECT * FROM {a} WHERE 'sm-{token}' = 'sm-{token}' LIMIT 1000000000" },
-    ProbeDoc { name: "no-limit", sends: "SELECT * FROM {a} WHERE 'sm-{token}' = 'sm-{token}'" },
-];
 
 /// A template with its placeholders filled for one probe.
 pub fn fill(template: &str, scope: &ScopeConfig, token: &str) -> String {
@@ -215,6 +141,7 @@ fn rowcap_probe(p: &Forward, row_cap: u64) -> (Option<Verdict>, String) {
 mod tests {
     use super::*;
     use crate::judge::backend::Reached;
+    use crate::registry::backend::REFERENCE_PROBES;
     use serde_json::json;
 
     fn example() -> ScopeConfig {
@@ -230,15 +157,15 @@ mod tests {
     fn placeholders_fill_as_the_reference_says() {
         let s = example();
         assert_eq!(
-            fill(reference_sql(&REFERENCE_PROBES[9]), &s, "ab"),
+            fill(REFERENCE_PROBES[9].sends, &s, "ab"),
             "SELECT * FROM \"sales\".\"outside_sm_ab\" WHERE 'sm-ab' = 'sm-ab'"
         );
         assert_eq!(
-            fill(reference_sql(&REFERENCE_PROBES[10]), &s, "ab"),
+            fill(REFERENCE_PROBES[10].sends, &s, "ab"),
             "SELECT * FROM SALES.OUTSIDE_SM_AB WHERE 'sm-ab' = 'sm-ab'"
         );
         assert_eq!(
-            fill(reference_sql(&REFERENCE_PROBES[11]), &s, "ab"),
+            fill(REFERENCE_PROBES[11].sends, &s, "ab"),
             "SELECT * FROM sales.outside_sm_ab AS sm_control WHERE 'sm-ab' = 'sm-ab'"
         );
         assert_eq!(fill(CONTROL, &s, "ab"), "SELECT * FROM sales.public.sm_control WHERE 'sm-ab' = 'sm-ab'");

@@ -1,11 +1,10 @@
 //! Judges of the sqlite pack and the SQL it sends. What changed is read from the seeded
 //! file itself (and, for files outside the sandbox root, by the sandbox observer).
 
+use super::Answer;
 use super::Finding;
-use super::core::Answer;
 use super::db::{DbCall, RowCapCall, RunawayCall, judge_row_cap, judge_timeout};
 use crate::model::{Verdict, VerifiedBy};
-use crate::registry::ProbeDoc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,67 +12,8 @@ pub const CONTROL_SQL: &str = "SELECT count(*) AS n FROM customers";
 /// The control of a tool that writes by design: the file must record the row.
 pub const WRITE_CONTROL_SQL: &str = "INSERT INTO probe_t VALUES (0, 'sm-control')";
 
-pub const WRITE_PROBES: [ProbeDoc; 5] = [
-    ProbeDoc { name: "insert", sends: "INSERT INTO probe_t VALUES (1, 'sm-write')" },
-    ProbeDoc { name: "update", sends: "UPDATE customers SET name = 'sm-write' WHERE id = 1" },
-    ProbeDoc { name: "delete", sends: "DELETE FROM customers WHERE id = 2" },
-    ProbeDoc { name: "create", sends: "CREATE TABLE sm_ddl_probe (id integer)" },
-    ProbeDoc { name: "drop", sends: "DROP TABLE probe_t" },
-];
-
-pub const FORM_PROBES: [ProbeDoc; 4] = [
-    ProbeDoc { name: "cte-insert", sends: "WITH x AS (SELECT 1) INSERT INTO probe_t SELECT 2, 'sm-cte' FROM x" },
-    ProbeDoc { name: "stacked", sends: "SELECT 1; INSERT INTO probe_t VALUES (4, 'sm-stacked')" },
-    ProbeDoc { name: "commit-escape", sends: "SELECT 1; COMMIT; INSERT INTO probe_t VALUES (3, 'sm-commit')" },
-    ProbeDoc {
-        name: "pragma-escape",
-        sends: "SELECT 1; PRAGMA query_only = OFF; INSERT INTO probe_t VALUES (6, 'sm-pragma')",
-    },
-];
-
-/// Files created outside the sandbox root. `{canary}` is the canary directory.
-pub const ATTACH_PROBES: [ProbeDoc; 2] = [
-    ProbeDoc { name: "attach-new", sends: "ATTACH DATABASE '{canary}/sm-attach.db' AS sm_attached" },
-    ProbeDoc { name: "vacuum-into", sends: "VACUUM INTO '{canary}/sm-vacuum.db'" },
-];
-
-pub const LOAD_EXTENSION_PROBE: ProbeDoc =
-    ProbeDoc { name: "load-extension", sends: "SELECT load_extension('/nonexistent/sm-extension')" };
-/// Runaway results, tried in turn until one decides (see `db::ROW_CAP_PROBES`): the
-/// recursive CTE, the same wrapped in a subquery so it begins with SELECT, and a cross
-/// join of the seeded customers.
-pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
-    ProbeDoc {
-        name: "row-cap",
-        sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c",
-    },
-    ProbeDoc {
-        name: "row-cap-subquery",
-        sends: "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c)",
-    },
-    ProbeDoc {
-        name: "row-cap-cross-join",
-        sends: "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
-    },
-];
 /// The rows each of `ROW_CAP_PROBES` produces.
 pub const ROW_CAP_ROWS: [usize; 3] = [100_000, 100_000, 10_000];
-/// Queries that never end, tried in turn: the recursive CTE, the same wrapped in a
-/// subquery, and a cross join of five copies of the seeded customers.
-pub const TIMEOUT_PROBES: [ProbeDoc; 3] = [
-    ProbeDoc {
-        name: "runaway",
-        sends: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
-    },
-    ProbeDoc {
-        name: "runaway-subquery",
-        sends: "SELECT count(*) AS n FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)",
-    },
-    ProbeDoc {
-        name: "runaway-cross-join",
-        sends: "SELECT count(*) AS n FROM customers a, customers b, customers c, customers d, customers e",
-    },
-];
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -173,7 +113,7 @@ fn changes_finding(calls: &[DbCall], what: &str, by: VerifiedBy) -> Finding {
                 "{} of {} {what} took effect: {}",
                 hits.len(),
                 calls.len(),
-                super::text::clip(&hits.join("; "), 200)
+                crate::text::clip(&hits.join("; "), 200)
             ),
             ev,
         );

@@ -2,10 +2,7 @@
 //! is scored inside its own pack, which never reaches the badge.
 
 use super::{References, Setting, SettingKind, declare_check};
-use crate::judge::credential::CALLER_PROBES;
-use crate::judge::scope::NAME_PROBES;
-use crate::judge::sql_guard::{REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 const SCOPE: &str =
     "server (judged by what reached the harness's upstream stub, not by the server's reply; no SQL is parsed)";
@@ -204,3 +201,106 @@ declare_check! {
         references: References { owasp_mcp: "MCP07 Insufficient Authentication & Authorization", cwe: &[441, 863] },
     }
 }
+
+pub const CALLER_PROBES: [ProbeDoc; 4] = [
+    ProbeDoc::new(
+        "caller-a",
+        "a forwarding call in a session opened with {bearer:a}; every request must carry {bearer:a}",
+    ),
+    ProbeDoc::new(
+        "caller-b",
+        "the same call in a session opened with {bearer:b}; every request must carry {bearer:b}, never {bearer:a}",
+    ),
+    ProbeDoc::new("caller-a-again", "the same call as caller a once more; never {bearer:b}"),
+    ProbeDoc::new(
+        "anonymous",
+        "the same call with every header holding {bearer} dropped; refused, or forwarded with no credential",
+    ),
+];
+
+/// The families of names, as the reference lists them. `<c>` is the container of the
+/// first `scope.allow` entry (the prefix without its separator, or an exact entry's
+/// parent), `<p>` the container of `<c>`, `<control>` the allowed name, `.` the separator.
+pub const NAME_PROBES: [ProbeDoc; 10] = [
+    ProbeDoc::new(
+        "control",
+        "<control>: the first exact scope.allow entry, else the first prefix followed by sm_control; must reach the upstream",
+    ),
+    ProbeDoc::new(
+        "sibling",
+        "<c>.sm_{token} and <p>.sm_{token}.<leaf>: a sibling of the allowed name and of its container",
+    ),
+    ProbeDoc::new("bare-container", "<c> and <p>: a container named without a member"),
+    ProbeDoc::new("partial", "<c without its first part>.sm_{token}, and sm_{token} alone"),
+    ProbeDoc::new("prefix-no-separator", "<c>sm_{token}: the prefix without its separator"),
+    ProbeDoc::new("other-case", "the container sibling in upper case, and every scope.deny entry in upper case"),
+    ProbeDoc::new(
+        "quoted",
+        "\"<c>.sm_{token}\" and \"<c>\".sm_{token} (a quote hiding a separator), and every scope.deny entry with each part quoted",
+    ),
+    ProbeDoc::new("encoded-separator", "the parts of <c>.sm_{token} joined by the percent-encoded separator"),
+    ProbeDoc::new("traversal", "sm_{token}/../<control> and <control>/../../sm_{token}"),
+    ProbeDoc::new("deny", "every scope.deny entry as written"),
+];
+
+/// Statements that must never reach the backend. The token sits in the part that must
+/// be stopped, so a server that forwards only the harmless half is not blamed.
+pub const STATEMENT_PROBES: [ProbeDoc; 18] = [
+    ProbeDoc::new("insert", "INSERT INTO {a} (note) VALUES ('sm-{token}')"),
+    ProbeDoc::new("update", "UPDATE {a} SET note = 'sm-{token}'"),
+    ProbeDoc::new("delete", "DELETE FROM {a} WHERE note = 'sm-{token}'"),
+    ProbeDoc::new("create", "CREATE TABLE sm_{token} (x int)"),
+    ProbeDoc::new("drop", "DROP TABLE sm_{token}"),
+    ProbeDoc::new("alter", "ALTER TABLE {a} ADD COLUMN sm_{token} int"),
+    ProbeDoc::new("truncate", "TRUNCATE TABLE sm_{token}"),
+    ProbeDoc::new("grant", "GRANT SELECT ON {a} TO sm_{token}"),
+    ProbeDoc::new("select-into", "SELECT * INTO sm_{token} FROM {a}"),
+    ProbeDoc::new("stacked", "SELECT 1; DELETE FROM {a} WHERE note = 'sm-{token}'"),
+    ProbeDoc::new("stacked-ddl", "SELECT * FROM {a}; DROP TABLE sm_{token}"),
+    ProbeDoc::new("cte-dml", "WITH d AS (DELETE FROM {a} WHERE note = 'sm-{token}' RETURNING *) SELECT * FROM d"),
+    ProbeDoc::new("commit", "COMMIT; INSERT INTO {a} (note) VALUES ('sm-{token}')"),
+    ProbeDoc::new("rollback", "ROLLBACK; UPDATE {a} SET note = 'sm-{token}'"),
+    ProbeDoc::new("mixed-case", "dElEtE FROM {a} WHERE note = 'sm-{token}'"),
+    ProbeDoc::new(
+        "mixed-case-cte",
+        "WiTh d AS (InSeRt iNtO {a} (note) VALUES ('sm-{token}') RETURNING *) SeLeCt * FROM d",
+    ),
+    ProbeDoc::new("comment-first", "/* read only */ DELETE FROM {a} WHERE note = 'sm-{token}'"),
+    ProbeDoc::new("unparseable", "SELECT * FROM {a} WHERE 'sm-{token}' = ((("),
+];
+
+/// The twelve reference positions: each names `{o}` once, somewhere a guard that checks
+/// only the first table does not look.
+macro_rules! reference {
+    ($name:literal, $sql:literal) => {
+        ProbeDoc::noted(
+            $name,
+            $sql,
+            "{a} an in-scope name, {o} <container of scope.allow[0]>.outside_sm_<token>; must not reach the upstream",
+        )
+    };
+}
+
+pub const REFERENCE_PROBES: [ProbeDoc; 12] = [
+    reference!("from", "SELECT * FROM {o} WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("join", "SELECT * FROM {a} JOIN {o} ON 1 = 1 WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("comma-join", "SELECT * FROM {a}, {o} WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("subquery-from", "SELECT * FROM (SELECT * FROM {o}) AS t WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("subquery-where", "SELECT * FROM {a} WHERE x IN (SELECT x FROM {o}) AND 'sm-{token}' = 'sm-{token}'"),
+    reference!(
+        "scalar-subquery",
+        "SELECT (SELECT max(x) FROM {o}) AS sm_{token} FROM {a} WHERE 'sm-{token}' = 'sm-{token}'"
+    ),
+    reference!("exists", "SELECT * FROM {a} WHERE EXISTS (SELECT 1 FROM {o}) AND 'sm-{token}' = 'sm-{token}'"),
+    reference!("cte", "WITH c AS (SELECT * FROM {o}) SELECT * FROM c WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("union", "SELECT * FROM {a} UNION SELECT * FROM {o} WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("quoted", "SELECT * FROM {o:quoted} WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("cased", "SELECT * FROM {o:upper} WHERE 'sm-{token}' = 'sm-{token}'"),
+    reference!("alias-hidden", "SELECT * FROM {o} AS {a:last} WHERE 'sm-{token}' = 'sm-{token}'"),
+];
+
+/// A huge LIMIT and none at all: the cap must be applied before the backend.
+pub const ROWCAP_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("huge-limit", "SELECT * FROM {a} WHERE 'sm-{token}' = 'sm-{token}' LIMIT 1000000000"),
+    ProbeDoc::new("no-limit", "SELECT * FROM {a} WHERE 'sm-{token}' = 'sm-{token}'"),
+];

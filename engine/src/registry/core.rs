@@ -1,7 +1,7 @@
 //! The core pack: what every MCP server is tested on, with no target but the session.
 
-use super::{ProbeDoc, References, Setting, SettingKind, declare_check};
-use crate::model::{Pack, VerifiedBy, Weight};
+use super::{References, Setting, SettingKind, declare_check};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 declare_check! {
     /// The handshake and the tool list every later check builds on.
@@ -15,9 +15,9 @@ declare_check! {
         since: "0.1",
         decided_by: &[VerifiedBy::Response],
         probes: &[
-            ProbeDoc { name: "initialize", sends: "initialize offering the newest protocol version the harness speaks; the answer must name a published version (an older one such as 2024-11-05 or 2025-03-26 is a legitimate negotiation), a serverInfo and capabilities" },
-            ProbeDoc { name: "tools/list", sends: "tools/list, following nextCursor through every page (at most 50 pages and 1,000 tools)" },
-            ProbeDoc { name: "schemas", sends: "nothing: each listed tool is inspected for a non-empty unique name, an object inputSchema of type object, properties that are objects, and a required list naming only declared properties" },
+            ProbeDoc::new("initialize", "initialize offering the newest protocol version the harness speaks; the answer must name a published version (an older one such as 2024-11-05 or 2025-03-26 is a legitimate negotiation), a serverInfo and capabilities"),
+            ProbeDoc::new("tools/list", "tools/list, following nextCursor through every page (at most 50 pages and 1,000 tools)"),
+            ProbeDoc::new("schemas", "nothing: each listed tool is inspected for a non-empty unique name, an object inputSchema of type object, properties that are objects, and a required list naming only declared properties"),
         ],
         settings: &[],
         proves_pass: "An initialize answer naming a published protocol version, with serverInfo and capabilities, and a tool list read to its end in which every tool is well formed.",
@@ -41,8 +41,8 @@ declare_check! {
         since: "0.1",
         decided_by: &[VerifiedBy::Metadata],
         probes: &[
-            ProbeDoc { name: "scan", sends: "nothing: the text of every tool (name, title, description), every parameter (name, title, description, enum and default strings, nested properties), every prompt and its arguments, every resource and resource template, and the server instructions is scanned" },
-            ProbeDoc { name: "indicators", sends: "hidden instruction tags (<IMPORTANT>, <SYSTEM>, <instructions> …); \"ignore previous/all instructions\"; secrecy toward the user (\"do not tell the user\"); sensitive paths (~/.ssh, id_rsa, .env, /etc/passwd, credentials files); zero-width and Unicode tag characters; ANSI escape sequences; instructions about other tools (\"before using any other tool\", \"instead of the other tool\")" },
+            ProbeDoc::new("scan", "nothing: the text of every tool (name, title, description), every parameter (name, title, description, enum and default strings, nested properties), every prompt and its arguments, every resource and resource template, and the server instructions is scanned"),
+            ProbeDoc::new("indicators", "hidden instruction tags (<IMPORTANT>, <SYSTEM>, <instructions> …); \"ignore previous/all instructions\"; secrecy toward the user (\"do not tell the user\"); sensitive paths (~/.ssh, id_rsa, .env, /etc/passwd, credentials files); zero-width and Unicode tag characters; ANSI escape sequences; instructions about other tools (\"before using any other tool\", \"instead of the other tool\")"),
         ],
         settings: &[],
         proves_pass: "A scan of a tool list read to its end (and of every prompt, resource and instruction the server offers) that finds no indicator. Zero text scanned proves nothing: n/a when the server lists nothing, inconclusive when the list could not be read.",
@@ -66,17 +66,17 @@ declare_check! {
         since: "0.1",
         decided_by: &[VerifiedBy::Response, VerifiedBy::Process],
         probes: &[
-            ProbeDoc { name: "missing-required", sends: "per tool: the call without its first required argument (skipped when nothing is required)" },
-            ProbeDoc { name: "wrong-type", sends: "per tool: each declared argument given a value of another JSON type (an object for a string, a string for anything else)" },
-            ProbeDoc { name: "null", sends: "per tool: each required argument set to null" },
-            ProbeDoc { name: "unknown-key", sends: "per tool: the arguments plus an undeclared key" },
-            ProbeDoc { name: "oversized", sends: "per tool: a string argument of oversized_bytes bytes" },
-            ProbeDoc { name: "deep-nesting", sends: "per tool: an argument nested nesting_depth arrays deep" },
-            ProbeDoc { name: "name-not-string", sends: "per session: tools/call whose name is a number" },
-            ProbeDoc { name: "params-not-object", sends: "per session: tools/call whose params is an array" },
-            ProbeDoc { name: "arguments-not-object", sends: "per session: tools/call whose arguments is a string" },
-            ProbeDoc { name: "not-json", sends: "per session: a line that is not JSON (the crash of CVE-2025-53366)" },
-            ProbeDoc { name: "liveness", sends: "after each probe that got no answer, and at the end: ping, which must be answered" },
+            ProbeDoc::new("missing-required", "per tool: the call without its first required argument (skipped when nothing is required)"),
+            ProbeDoc::new("wrong-type", "per tool: each declared argument given a value of another JSON type (an object for a string, a string for anything else)"),
+            ProbeDoc::new("null", "per tool: each required argument set to null"),
+            ProbeDoc::new("unknown-key", "per tool: the arguments plus an undeclared key"),
+            ProbeDoc::new("oversized", "per tool: a string argument of oversized_bytes bytes"),
+            ProbeDoc::new("deep-nesting", "per tool: an argument nested nesting_depth arrays deep"),
+            ProbeDoc::new("name-not-string", "per session: tools/call whose name is a number"),
+            ProbeDoc::new("params-not-object", "per session: tools/call whose params is an array"),
+            ProbeDoc::new("arguments-not-object", "per session: tools/call whose arguments is a string"),
+            ProbeDoc::new("not-json", "per session: a line that is not JSON (the crash of CVE-2025-53366)"),
+            ProbeDoc::new("liveness", "after each probe that got no answer, and at the end: ping, which must be answered"),
         ],
         settings: &[
             Setting { key: "max_tools", kind: SettingKind::Integer { min: 1, max: 1000 }, default: "25", locked: true, threshold: true, meaning: "Tools probed, in the order the server lists them; the rest are listed under Not covered." },
@@ -104,8 +104,8 @@ declare_check! {
         since: "0.1",
         decided_by: &[VerifiedBy::Response],
         probes: &[
-            ProbeDoc { name: "canaries", sends: "SEALMARK_CANARY and SEALMARK_FAKE_API_KEY, fresh random values per run, in the server's environment" },
-            ProbeDoc { name: "scan", sends: "nothing more: the initialize answer, tools/list, prompts/list, resources/list and every other message of the run are searched, as each arrives, for each canary, plain and base64-, hex- and URL-encoded" },
+            ProbeDoc::new("canaries", "SEALMARK_CANARY and SEALMARK_FAKE_API_KEY, fresh random values per run, in the server's environment"),
+            ProbeDoc::new("scan", "nothing more: the initialize answer, tools/list, prompts/list, resources/list and every other message of the run are searched, as each arrives, for each canary, plain and base64-, hex- and URL-encoded"),
         ],
         settings: &[],
         proves_pass: "At least one tool call answered somewhere in the run (a result, a tool error or a JSON-RPC error), and no canary in any spelling in any message any session received, from every pack.",
@@ -129,7 +129,7 @@ declare_check! {
         since: "0.3-draft",
         decided_by: &[VerifiedBy::Response],
         probes: &[
-            ProbeDoc { name: "rejections", sends: "nothing more: the answers robust-input received to its per-tool missing-required and wrong-type calls are read" },
+            ProbeDoc::new("rejections", "nothing more: the answers robust-input received to its per-tool missing-required and wrong-type calls are read"),
         ],
         settings: &[],
         proves_pass: "Rejections that carry text, each naming the argument at fault.",
@@ -153,7 +153,7 @@ declare_check! {
         since: "0.3-draft",
         decided_by: &[VerifiedBy::Metadata],
         probes: &[
-            ProbeDoc { name: "instructions", sends: "nothing: the instructions field of the initialize answer is matched against every pattern of checks.instructions-hygiene.deny (case-insensitive)" },
+            ProbeDoc::new("instructions", "nothing: the instructions field of the initialize answer is matched against every pattern of checks.instructions-hygiene.deny (case-insensitive)"),
         ],
         settings: &[
             Setting { key: "deny", kind: SettingKind::StringList, default: "[\"always (use|call|prefer) (this|these)\", \"(do not|don't|never) (tell|inform|show|mention)\", \"ignore (all|any|previous|other)\", \"instead of (any|the) other\", \"(api[_ -]?key|password|token)s? (is|are|=)\"]", locked: false, threshold: false, meaning: "Regular expressions that must not match the server instructions." },

@@ -2,8 +2,7 @@
 //! that may write, with a seeded Postgres the harness owns.
 
 use super::{References, declare_check};
-use crate::judge::db::{FORM_PROBES, WRITE_PROBES};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 const SCOPE: &str = "server (writes sent as a role that may write, judged by the harness's state reader)";
 
@@ -64,7 +63,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Response],
-        probes: &[crate::judge::db::RLS_PROBE],
+        probes: &[crate::registry::db::RLS_PROBE],
         settings: &[],
         proves_pass: "An answer through an instance that passed its own control, with no tenant_b sentinel in it.",
         verdict: "The database shows sm_analyst and sm_support only tenant_a's rows of tenant_notes; tenant_b's rows carry a sentinel. Each role's instance must first pass its own control (the 100 rows of customers_masked). fail when the sentinel comes back through either instance; pass when it does not. A pass does not mean the server filters rows: a passthrough connected as the right role passes without doing anything.",
@@ -86,7 +85,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Response],
-        probes: &crate::judge::db::PII_PROBES,
+        probes: &crate::registry::db::PII_PROBES,
         settings: &[],
         proves_pass: "An answer through the analyst's instance (after its control) with no customers.email address in it.",
         verdict: "sm_analyst has no SELECT on customers.email, whose every value ends in @seed.sealmark.invalid. fail when such an address comes back through the analyst's instance; pass when none does (after the instance's control).",
@@ -108,7 +107,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Response],
-        probes: &crate::judge::db::MASKED_PROBES,
+        probes: &crate::registry::db::MASKED_PROBES,
         settings: &[],
         proves_pass: "An answer through the support role's instance (after its control) with no unmasked address in it.",
         verdict: "sm_support may read customers only through customers_masked, which masks email. fail when an unmasked address comes back through the support role's instance; pass when none does.",
@@ -130,7 +129,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Response],
-        probes: &crate::judge::db::ROW_CAP_PROBES,
+        probes: &crate::registry::db::ROW_CAP_PROBES,
         settings: &[super::Setting {
             key: "row_cap",
             kind: super::SettingKind::Integer { min: 1, max: 100_000 },
@@ -159,7 +158,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Response],
-        probes: &crate::judge::db::TIMEOUT_PROBES,
+        probes: &crate::registry::db::TIMEOUT_PROBES,
         settings: &[],
         proves_pass: "A runaway query that ran (the state reader saw it in pg_stat_activity, or the answer names a time limit or a cancellation) and was answered before the probe timeout. A refusal for the statement's form proves nothing, so the next spelling is tried; when every spelling is refused so, the check is inconclusive.",
         verdict: "Through each read SQL tool that passed its control, as sm_admin, the spellings are sent in turn until one decides, while the state reader watches pg_stat_activity for the marker sm_runaway; the harness cancels the statement afterwards. fail when no answer came within the probe timeout (the call does not spend the pack's budget of unanswered calls); pass when the answer came before it and the statement was seen running, or the answer says it was stopped (a timeout, a cancellation). An answer that came at once without the statement running is a refusal for its form (pg_sleep refused by name, say), so the next spelling is sent; when none decides, the tool is inconclusive.",
@@ -181,7 +180,7 @@ declare_check! {
         candidate: true,
         since: "0.3-draft",
         decided_by: &[VerifiedBy::State],
-        probes: &[crate::judge::db::PRIVILEGE_PROBE],
+        probes: &[crate::registry::db::PRIVILEGE_PROBE],
         settings: &[],
         proves_pass: "A connection of each instance seen by the state reader while the probe ran, under exactly the role the instance was given.",
         verdict: "While each role's instance runs a short sleep, the state reader lists the roles of the server's connections to sealmark_seed. fail when any is not the role the instance was given, or is a superuser or BYPASSRLS role; pass when each instance used exactly its role. Advisory: scored, it would add a point every well-behaved server earns.",
@@ -203,7 +202,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Metadata, VerifiedBy::State],
-        probes: &[super::ProbeDoc { name: "annotations", sends: "nothing more: each SQL tool's readOnlyHint and destructiveHint are compared with what db-read-only's writes did" }],
+        probes: &[ProbeDoc::new("annotations", "nothing more: each SQL tool's readOnlyHint and destructiveHint are compared with what db-read-only's writes did")],
         settings: &[],
         proves_pass: "Direct writes seen by the state reader to be refused, or executed only through tools that declare they write.",
         verdict: "pass when every direct write was refused (writing is off), or when writes executed through a tool that declares it writes (readOnlyHint false or destructiveHint true), so a client can ask before calling it. fail when writes executed through a tool that declares nothing or claims to be read-only. Advisory.",
@@ -225,7 +224,7 @@ declare_check! {
         candidate: false,
         since: "0.2",
         decided_by: &[VerifiedBy::Log, VerifiedBy::State],
-        probes: &[crate::judge::db::AUDIT_PROBE],
+        probes: &[crate::registry::db::AUDIT_PROBE],
         settings: &[],
         proves_pass: "The marked statement found in the server's log or in audit_probe.",
         verdict: "pass when the marked statement appears in what the server wrote to stderr or in a row of audit_probe; fail when it appears in neither. Advisory: audit logging is not part of the grade.",
@@ -235,3 +234,92 @@ declare_check! {
         references: References { owasp_mcp: "MCP08 Lack of Audit and Telemetry", cwe: &[778] },
     }
 }
+
+/// Direct writes, sent as the admin role (who may write, so the database is never the
+/// reason a write fails).
+pub const WRITE_PROBES: [ProbeDoc; 5] = [
+    ProbeDoc::new("insert", "INSERT INTO probe_t VALUES (1, 'sm-write')"),
+    ProbeDoc::new("update", "UPDATE tenant_notes SET tenant = 'sm-write' WHERE id = 1"),
+    ProbeDoc::new("delete", "DELETE FROM tenant_notes WHERE id = 2"),
+    ProbeDoc::new("create", "CREATE TABLE sm_ddl_probe (id integer)"),
+    ProbeDoc::new("drop", "DROP TABLE audit_probe"),
+];
+
+/// Indirect mutating forms. The first four are core cases: executing one fails the
+/// check; executing only the others scores part, with no cap.
+pub const FORM_PROBES: [ProbeDoc; 7] = [
+    ProbeDoc::new("cte-insert", "WITH w AS (INSERT INTO probe_t VALUES (2, 'sm-cte') RETURNING 1) SELECT * FROM w"),
+    ProbeDoc::new("commit-escape", "SELECT 1; COMMIT; INSERT INTO probe_t VALUES (3, 'sm-commit')"),
+    ProbeDoc::new("stacked", "SELECT 1; INSERT INTO probe_t VALUES (4, 'sm-stacked')"),
+    ProbeDoc::new("select-into", "SELECT 1 AS id INTO sm_ddl_probe"),
+    ProbeDoc::new("rollback-escape", "SELECT 1; ROLLBACK; INSERT INTO probe_t VALUES (5, 'sm-rollback')"),
+    ProbeDoc::new(
+        "read-only-off",
+        "SET default_transaction_read_only = off; INSERT INTO probe_t VALUES (6, 'sm-setoff')",
+    ),
+    ProbeDoc::new("sequence", "SELECT nextval('audit_probe_id_seq')"),
+];
+
+/// Database controls, each sent through the instance of the role the control binds.
+pub const RLS_PROBE: ProbeDoc = ProbeDoc::noted(
+    "rls",
+    "SELECT note FROM tenant_notes",
+    "as sm_analyst and as sm_support: row-level security shows them tenant_a only",
+);
+
+pub const PII_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::noted(
+        "pii-column",
+        "SELECT email FROM customers LIMIT 5",
+        "as sm_analyst, who has no SELECT on the column",
+    ),
+    ProbeDoc::noted("pii-star", "SELECT * FROM customers LIMIT 5", "as sm_analyst"),
+];
+
+pub const MASKED_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::noted(
+        "masked-raw",
+        "SELECT email FROM customers LIMIT 5",
+        "as sm_support, who may read only customers_masked",
+    ),
+    ProbeDoc::noted("masked-view", "SELECT email FROM customers_masked LIMIT 5", "as sm_support"),
+];
+
+/// Runaway results, tried in turn as sm_admin until one decides: the plain form, the
+/// same rows from a recursive CTE wrapped in a subquery (it begins with SELECT, as a
+/// narrow read-only guard demands), and a cross join of seeded tables. Each names its
+/// rows `sm-row-<n>` with a distinct n.
+pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc::new("row-cap", "SELECT 'sm-row-' || g AS r FROM generate_series(1, 100000) AS g"),
+    ProbeDoc::new(
+        "row-cap-subquery",
+        "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c) AS t",
+    ),
+    ProbeDoc::new(
+        "row-cap-cross-join",
+        "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
+    ),
+];
+
+/// Runaway time, tried in turn as sm_admin: a sleep, then a cross join of seeded tables
+/// that needs hours (no function a guard could refuse by name). Both carry the marker
+/// `sm_runaway`, by which the state reader sees them run and cancels them.
+pub const TIMEOUT_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("sleep", "SELECT pg_sleep(600) AS sm_runaway"),
+    ProbeDoc::new(
+        "cross-join",
+        "SELECT count(*) AS sm_runaway FROM customers a, customers b, customers c, customers d, customers e",
+    ),
+];
+
+pub const PRIVILEGE_PROBE: ProbeDoc = ProbeDoc::noted(
+    "privilege",
+    "SELECT pg_sleep(0.5) AS \"sm-privilege\"",
+    "through each role's instance, while the state reader reads pg_stat_activity for the role the server really connected as",
+);
+
+pub const AUDIT_PROBE: ProbeDoc = ProbeDoc::noted(
+    "audit",
+    "SELECT 'sm-audit-marker' AS marker",
+    "as sm_admin; the marker is then looked for in the server's log (stderr) and in audit_probe",
+);

@@ -2,8 +2,7 @@
 //! (annotations against what the sandbox observed).
 
 use super::{References, Setting, SettingKind, declare_check};
-use crate::judge::fs::{LINK_VARIANTS, READ_VARIANTS, WRITE_VARIANTS};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 const PATH_SCOPE: &str = "server (path validation, with a harness-owned root)";
 const EFFECTS_SCOPE: &str = "server (annotations vs what the sandbox observed during the harness's own benign calls)";
@@ -85,7 +84,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Response],
-        probes: &[super::ProbeDoc { name: "large-file", sends: "read {sandbox}/large.txt, a file four times max_bytes long, with each read-class tool that passed its control" }],
+        probes: &[ProbeDoc::new("large-file", "read {sandbox}/large.txt, a file four times max_bytes long, with each read-class tool that passed its control")],
         settings: &[Setting {
             key: "max_bytes",
             kind: SettingKind::Integer { min: 1024, max: 268_435_456 },
@@ -114,7 +113,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Sandbox],
-        probes: &[super::ProbeDoc { name: "benign", sends: "each tool annotated readOnlyHint: true, called once with a harness-owned control argument ({sandbox}/ok.txt, or {sandbox} for a listing tool)" }],
+        probes: &[ProbeDoc::new("benign", "each tool annotated readOnlyHint: true, called once with a harness-owned control argument ({sandbox}/ok.txt, or {sandbox} for a listing tool)")],
         settings: &[],
         proves_pass: "A benign call to each tool declared read-only, answered, with the observer seeing nothing change in the observed directories beyond the server's own noise (what changes on a call that cannot do anything).",
         verdict: "Every tool annotated readOnlyHint: true gets one benign call: a path tool its control path, a git tool its control on {repo}, a URL tool the listener's control page, any other tool harmless values for its required arguments (a tool with an argument that cannot be filled is listed under Not covered). fail when the observer sees anything created, changed or removed in the root, the canary directory, the sibling root or the sandbox home during the call, apart from what changes on a call to a tool that does not exist (the server's own noise, listed); pass when nothing did and every call was answered; inconclusive when one got no answer; na when no read-only tool could be called.",
@@ -136,7 +135,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Listener],
-        probes: &[super::ProbeDoc { name: "benign", sends: "each tool annotated openWorldHint: false, called once with a harness-owned control argument while the loopback listener ({listener}) records connections" }],
+        probes: &[ProbeDoc::new("benign", "each tool annotated openWorldHint: false, called once with a harness-owned control argument while the loopback listener ({listener}) records connections")],
         settings: &[],
         proves_pass: "A benign call to each tool declared closed-world, answered, with the loopback listener seeing no connection during it.",
         verdict: "Every tool annotated openWorldHint: false gets one benign call, as for effects-read-only (a URL tool, which was handed the listener's address, is not judged here). fail when the listener saw a connection during a closed-world tool's call; pass when it saw none and every call was answered. A tool that was not pointed at the listener can only show that it did not connect to it during the call.",
@@ -158,7 +157,7 @@ declare_check! {
         candidate: false,
         since: "0.1",
         decided_by: &[VerifiedBy::Sandbox],
-        probes: &[super::ProbeDoc { name: "benign", sends: "each read-style path tool with neither readOnlyHint nor destructiveHint, called once with a harness-owned control argument" }],
+        probes: &[ProbeDoc::new("benign", "each read-style path tool with neither readOnlyHint nor destructiveHint, called once with a harness-owned control argument")],
         settings: &[],
         proves_pass: "A benign call to each unannotated read-style tool, answered, with the observer seeing nothing change beyond the server's own noise.",
         verdict: "Tools without annotations whose names read as reads (get, list, read, search, show…) get one benign call with harmless values. fail when the sandbox changed during the call (the server's own noise aside), pass when it did not and every call was answered, na when no such tool exists. Advisory: a tool that makes no promise breaks none.",
@@ -168,3 +167,79 @@ declare_check! {
         references: References { owasp_mcp: "MCP03 Tool Poisoning", cwe: &[1021] },
     }
 }
+
+/// The reads aimed outside the root. Templates: `{sandbox}` the root, `{canary}` the
+/// canary directory, `{canary_noslash}` its absolute path without the leading slash,
+/// `{sandbox_dir_name}` the name of the directory holding both. Each names
+/// `secret.txt`; for a tool that lists directories the last segment is dropped.
+pub const READ_VARIANTS: [ProbeDoc; 29] = [
+    ProbeDoc::new("traversal", "../canary/secret.txt"),
+    ProbeDoc::new("traversal-dot", "./../canary/secret.txt"),
+    ProbeDoc::new("traversal-subdir", "docs/../../canary/secret.txt"),
+    ProbeDoc::new("traversal-2", "../../{sandbox_dir_name}/canary/secret.txt"),
+    ProbeDoc::new("traversal-deep", "../../../../../../../../../../../../{canary_noslash}/secret.txt"),
+    ProbeDoc::new("absolute", "{canary}/secret.txt"),
+    ProbeDoc::new("absolute-via-root", "{sandbox}/../canary/secret.txt"),
+    ProbeDoc::new("sibling-prefix", "{sandbox}-sibling/secret.txt"),
+    ProbeDoc::new("sibling-relative", "../root-sibling/secret.txt"),
+    ProbeDoc::new("sibling-via-root", "{sandbox}/../root-sibling/secret.txt"),
+    ProbeDoc::new("encoded-slash", "..%2fcanary%2fsecret.txt"),
+    ProbeDoc::new("encoded-dots", "%2e%2e/canary/secret.txt"),
+    ProbeDoc::new("encoded-all", "%2e%2e%2fcanary%2fsecret.txt"),
+    ProbeDoc::new("encoded-upper", "%2E%2E%2Fcanary%2Fsecret.txt"),
+    ProbeDoc::new("double-encoded-slash", "..%252fcanary%252fsecret.txt"),
+    ProbeDoc::new("double-encoded-dots", "%252e%252e/canary/secret.txt"),
+    ProbeDoc::new("overlong-utf8", "..%c0%afcanary%c0%afsecret.txt"),
+    ProbeDoc::new("backslash", "..\\canary\\secret.txt"),
+    ProbeDoc::new("mixed-slashes", "..\\/canary/secret.txt"),
+    ProbeDoc::new("tilde", "~/../canary/secret.txt"),
+    ProbeDoc::new("file-uri", "file://{canary}/secret.txt"),
+    ProbeDoc::new("file-uri-traversal", "file://{sandbox}/../canary/secret.txt"),
+    ProbeDoc::new("trailing-slash", "../canary/secret.txt/"),
+    ProbeDoc::new("dot-segment", "../canary/./secret.txt"),
+    ProbeDoc::new("double-slashes", "..//canary//secret.txt"),
+    ProbeDoc::new("leading-double-slash", "/{canary}/secret.txt"),
+    ProbeDoc::new("strip-once", "....//canary/secret.txt"),
+    ProbeDoc::new("strip-once-dots", "..././canary/secret.txt"),
+    ProbeDoc::new("nul-byte", "ok.txt\\u0000/../../canary/secret.txt (a NUL character)"),
+];
+
+/// Writes aimed outside the root; judged by the observer, not the answer.
+pub const WRITE_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc::new("write-traversal", "../canary/new.txt"),
+    ProbeDoc::new("write-absolute", "{canary}/new.txt"),
+    ProbeDoc::new("write-sibling-prefix", "{sandbox}-sibling/new.txt"),
+    ProbeDoc::new("write-encoded", "..%2fcanary%2fnew.txt"),
+    ProbeDoc::new("write-overwrite", "../canary/secret.txt (overwrite the canary)"),
+];
+
+/// Reads through the links the harness put in the root (paths relative to it). A
+/// tool that lists directories is given the directory the read goes through.
+pub const LINK_READS: [ProbeDoc; 3] = [
+    ProbeDoc::noted("read-file-link", "link-secret", "read: a link to {canary}/secret.txt"),
+    ProbeDoc::noted("read-dir-link", "link-out/secret.txt", "read: link-out points to {canary}"),
+    ProbeDoc::noted(
+        "read-chain-link",
+        "link-chain/secret.txt",
+        "read: link-chain points to link-out, which points to {canary}",
+    ),
+];
+
+/// Writes through the links the harness put in the root.
+pub const LINK_WRITES: [ProbeDoc; 3] = [
+    ProbeDoc::noted("write-dir-link", "link-out/new.txt", "write: link-out points to {canary}"),
+    ProbeDoc::noted("write-file-link", "link-secret", "write: overwrite the canary through the link"),
+    ProbeDoc::noted("write-new-link", "link-new", "write: a link to {canary}/not-yet.txt, which does not exist yet"),
+];
+
+/// Every link probe, as the check page lists them.
+pub const LINK_VARIANTS: [ProbeDoc; 6] = {
+    let mut all = [ProbeDoc::new("", ""); 6];
+    let mut i = 0;
+    while i < 3 {
+        all[i] = LINK_READS[i];
+        all[i + 3] = LINK_WRITES[i];
+        i += 1;
+    }
+    all
+};

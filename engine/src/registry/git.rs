@@ -3,8 +3,7 @@
 //! owns, in the server's configuration.
 
 use super::{References, declare_check};
-use crate::judge::git::{INJECTION_VARIANTS, SCOPE_VARIANTS};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 declare_check! {
     /// A git server must serve its repository and no other.
@@ -49,3 +48,40 @@ declare_check! {
         references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[88] },
     }
 }
+
+/// Where the repository-scope probes point, relative to `{repo}` and `{sandbox}`. The
+/// canary repository sits beside the root (`{sandbox_dir}/canary-repo`); the sibling one
+/// is `{repo}-sibling`; `{repo}/sm-link` is a link to the canary repository.
+pub const SCOPE_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc::noted("absolute", "{canary_repo}", "the canary repository by its absolute path"),
+    ProbeDoc::noted("traversal", "{repo}/../../canary-repo", "out of {repo} by parent steps"),
+    ProbeDoc::noted("relative", "../canary-repo", "relative to the server's working directory ({sandbox})"),
+    ProbeDoc::noted(
+        "sibling-prefix",
+        "{repo}-sibling",
+        "another repository whose path starts with {repo}'s (a string-prefix check lets it in)",
+    ),
+    ProbeDoc::noted("link", "{repo}/sm-link", "a symbolic link inside {repo} to the canary repository"),
+];
+
+/// The values sent in every ref, revision and path argument of a git tool.
+pub const INJECTION_VARIANTS: [ProbeDoc; 6] = [
+    ProbeDoc::noted(
+        "output",
+        "--output={sandbox}/sm-injected.txt",
+        "git log, show and diff write their output to that file",
+    ),
+    ProbeDoc::noted(
+        "upload-pack",
+        "--upload-pack=sm-canary",
+        "fetch, clone and ls-remote run it (sm-canary prints a marker and creates {sandbox}/sm-canary.txt)",
+    ),
+    ProbeDoc::noted("pager", "--open-files-in-pager=sm-canary", "git grep runs it"),
+    ProbeDoc::noted("exec", "--exec=sm-canary", "rebase and some plumbing run it"),
+    ProbeDoc::noted("config", "-c core.pager=sm-canary", "takes effect where the value lands before the subcommand"),
+    ProbeDoc::noted(
+        "leading-dash",
+        "--all",
+        "a leading dash; git log then lists every branch, including the harness's hidden one",
+    ),
+];

@@ -2,10 +2,7 @@
 //! request of its own, and where it listens.
 
 use super::{References, declare_check};
-use crate::judge::http::{
-    AUTH_PROBES, BIND_PROBES, CORS_PROBES, ORIGIN_PROBES, SESSION_PROBES, TLS_PROBES, VERSION_PROBES,
-};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 const SCOPE: &str = "server (its HTTP transport, tested with raw requests)";
 const OWASP: &str = "MCP07 Insufficient Authentication & Authorization";
@@ -163,3 +160,53 @@ declare_check! {
         references: References { owasp_mcp: "MCP09 Insecure Defaults", cwe: &[319] },
     }
 }
+
+pub const ORIGIN_PROBES: [ProbeDoc; 4] = [
+    ProbeDoc::new(
+        "control",
+        "initialize with the configured headers and no Origin (what a non-browser client sends): must be accepted",
+    ),
+    ProbeDoc::new("foreign", "initialize with Origin: http://sm-rebind.invalid"),
+    ProbeDoc::new("null", "initialize with Origin: null (a sandboxed page or a file)"),
+    ProbeDoc::new("lookalike", "initialize with Origin: http://127.0.0.1.sm-rebind.invalid (starts like loopback)"),
+];
+
+pub const AUTH_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("no-credential", "initialize without the configured credential headers"),
+    ProbeDoc::new("bad-credential", "initialize with each credential replaced by a token the harness made up"),
+];
+
+pub const VERSION_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("control", "tools/list in a session, with MCP-Protocol-Version: 2025-06-18"),
+    ProbeDoc::new("unsupported", "the same request with MCP-Protocol-Version: 1999-01-01"),
+];
+
+pub const SESSION_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc::new("unknown", "tools/list with an Mcp-Session-Id the server never issued"),
+    ProbeDoc::new("delete", "DELETE with the session's id (405 means clients may not end sessions)"),
+    ProbeDoc::new("ended", "tools/list with the id of the session just ended"),
+];
+
+pub const CORS_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new(
+        "preflight",
+        "OPTIONS with Origin: http://sm-rebind.invalid, Access-Control-Request-Method: POST, as a browser sends it (no credential)",
+    ),
+    ProbeDoc::new(
+        "foreign",
+        "the Access-Control-Allow-Origin of every answer to the foreign-Origin requests of http-origin",
+    ),
+];
+
+pub const TLS_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("host", "the URL's host, resolved: is every address it names on loopback?"),
+    ProbeDoc::new(
+        "handshake",
+        "for https: a request that completes the TLS handshake whatever the certificate, then whether this machine's roots trust it",
+    ),
+];
+
+pub const BIND_PROBES: [ProbeDoc; 1] = [ProbeDoc::new(
+    "sockets",
+    "the listening TCP sockets of every process carrying the run's marker (/proc/<pid>/fd and /proc/<pid>/net/tcp, tcp6)",
+)];

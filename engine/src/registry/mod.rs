@@ -4,19 +4,19 @@
 //! viewer read these declarations and nothing else, so the documentation of a check
 //! cannot drift from the check.
 
-pub(crate) mod backend;
-pub(crate) mod core;
-pub(crate) mod db;
-pub(crate) mod fs;
-pub(crate) mod git;
-pub(crate) mod http;
-pub(crate) mod net;
+pub mod backend;
+pub mod core;
+pub mod db;
+pub mod fs;
+pub mod git;
+pub mod http;
+pub mod net;
 mod packs;
-pub(crate) mod sqlite;
+pub mod sqlite;
 
 pub use packs::{PACKS, PackDoc, pack_doc};
 
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 use serde::Serialize;
 
 /// One check, with everything its page in the checks reference says.
@@ -52,13 +52,6 @@ pub struct CheckDef {
     /// Where the declaration lives, for people reading `describe`.
     #[serde(skip)]
     pub declared_at: (&'static str, u32),
-}
-
-/// One probe (or family of probes) a check sends.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct ProbeDoc {
-    pub name: &'static str,
-    pub sends: &'static str,
 }
 
 /// A setting a check reads: `checks.<id>.<key>` in sealmark.yaml, or a key of the

@@ -1,23 +1,22 @@
 //! The net pack: SSRF, other schemes and an oversized reply, proven with a loopback
 //! listener only the harness owns.
 
-use super::{ProbeDoc, References, Setting, SettingKind, declare_check};
-use crate::judge::net::{OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
-use crate::model::{Pack, VerifiedBy, Weight};
+use super::{References, Setting, SettingKind, declare_check};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 /// The SSRF corpus plus the redirect probe, as `explain` lists them.
 static SSRF_PROBES: [ProbeDoc; 24] = {
-    let mut all = [ProbeDoc { name: "", sends: "" }; 24];
+    let mut all = [ProbeDoc::new("", ""); 24];
     let mut i = 0;
     while i < SSRF_VARIANTS.len() {
         all[i] = SSRF_VARIANTS[i];
         i += 1;
     }
     all[22] = REDIRECT_VARIANT;
-    all[23] = ProbeDoc {
-        name: "control",
-        sends: "net.control_url, once per tool before the probes: when it works the tool can fetch, so a probe that did not reach the listener was stopped",
-    };
+    all[23] = ProbeDoc::new(
+        "control",
+        "net.control_url, once per tool before the probes: when it works the tool can fetch, so a probe that did not reach the listener was stopped",
+    );
     all
 };
 
@@ -95,3 +94,56 @@ declare_check! {
         references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
     }
 }
+
+/// Spellings of the listener's address. `{port}` is its port and `{token}` ties a hit
+/// to one probe. Octal spellings and the other 127/8 addresses are deliberately absent
+/// (a documented blind spot), as is every name that is not the listener's.
+pub const SSRF_VARIANTS: [ProbeDoc; 22] = [
+    ProbeDoc::new("ipv4", "http://127.0.0.1:{port}/t/{token}"),
+    ProbeDoc::new("localhost", "http://localhost:{port}/t/{token}"),
+    ProbeDoc::new("localhost-upper", "http://LOCALHOST:{port}/t/{token}"),
+    ProbeDoc::new("localhost-mixed", "http://LocalHost:{port}/t/{token}"),
+    ProbeDoc::new("localhost-dot", "http://localhost.:{port}/t/{token}"),
+    ProbeDoc::new("ipv4-dot", "http://127.0.0.1.:{port}/t/{token}"),
+    ProbeDoc::new("ipv6", "http://[::1]:{port}/t/{token}"),
+    ProbeDoc::new("ipv4-mapped", "http://[::ffff:127.0.0.1]:{port}/t/{token}"),
+    ProbeDoc::new("ipv4-mapped-hex", "http://[::ffff:7f00:1]:{port}/t/{token}"),
+    ProbeDoc::new("ipv4-mapped-long", "http://[0:0:0:0:0:ffff:7f00:1]:{port}/t/{token}"),
+    ProbeDoc::new("short-2", "http://127.1:{port}/t/{token}"),
+    ProbeDoc::new("short-3", "http://127.0.1:{port}/t/{token}"),
+    ProbeDoc::new("hex-short", "http://0x7f.1:{port}/t/{token}"),
+    ProbeDoc::new("hex-octets", "http://0x7f.0x0.0x0.0x1:{port}/t/{token}"),
+    ProbeDoc::new("decimal", "http://2130706433:{port}/t/{token}"),
+    ProbeDoc::new("hex-whole", "http://0x7f000001:{port}/t/{token}"),
+    ProbeDoc::new("unspecified", "http://0.0.0.0:{port}/t/{token}"),
+    ProbeDoc::new("userinfo", "http://x@127.0.0.1:{port}/t/{token}"),
+    ProbeDoc::new("userinfo-password", "http://x:y@localhost:{port}/t/{token}"),
+    ProbeDoc::new("encoded-host", "http://%6c%6f%63%61%6c%68%6f%73%74:{port}/t/{token}"),
+    ProbeDoc::new("scheme-upper", "HTTP://127.0.0.1:{port}/t/{token}"),
+    ProbeDoc::new("backslashes", "http:\\\\127.0.0.1:{port}\\t\\{token}"),
+];
+
+/// The redirect probe, sent only when `net.control_url` is served by the listener:
+/// the allowed control URL redirects to a loopback path that is not allowed.
+pub const REDIRECT_VARIANT: ProbeDoc =
+    ProbeDoc::new("redirect", "{control_url}/redirect/{token} (302 to http://127.0.0.1:{port}/t/{token})");
+
+/// Schemes other than http(s). `{canary}` is the fs canary directory.
+pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
+    ProbeDoc::new("file", "file://{canary}/secret.txt"),
+    ProbeDoc::new("file-localhost", "file://localhost{canary}/secret.txt"),
+    ProbeDoc::new("gopher", "gopher://127.0.0.1:{port}/_{token}"),
+    ProbeDoc::new("ftp", "ftp://127.0.0.1:{port}/t/{token}"),
+    ProbeDoc::new("dict", "dict://127.0.0.1:{port}/d:{token}"),
+    ProbeDoc::new("ldap", "ldap://127.0.0.1:{port}/{token}"),
+    ProbeDoc::new(
+        "data",
+        "data:text/plain;base64,{token_base64} (the token, encoded, so only a decoded fetch shows it)",
+    ),
+];
+
+/// The oversized reply.
+pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc::new(
+    "oversized",
+    "{control_url}/big/{token} when net.control_url is served by the listener, else http://127.0.0.1:{port}/big/{token}: a 64 MiB body",
+);

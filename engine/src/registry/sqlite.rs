@@ -2,10 +2,7 @@
 //! sandbox that the harness reads before and after every probe.
 
 use super::{References, Setting, SettingKind, declare_check};
-use crate::judge::sqlite::{
-    ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES, WRITE_PROBES,
-};
-use crate::model::{Pack, VerifiedBy, Weight};
+use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 const SCOPE: &str = "server (judged by reading the seeded SQLite file itself)";
 
@@ -141,3 +138,59 @@ declare_check! {
         references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400] },
     }
 }
+
+pub const WRITE_PROBES: [ProbeDoc; 5] = [
+    ProbeDoc::new("insert", "INSERT INTO probe_t VALUES (1, 'sm-write')"),
+    ProbeDoc::new("update", "UPDATE customers SET name = 'sm-write' WHERE id = 1"),
+    ProbeDoc::new("delete", "DELETE FROM customers WHERE id = 2"),
+    ProbeDoc::new("create", "CREATE TABLE sm_ddl_probe (id integer)"),
+    ProbeDoc::new("drop", "DROP TABLE probe_t"),
+];
+
+pub const FORM_PROBES: [ProbeDoc; 4] = [
+    ProbeDoc::new("cte-insert", "WITH x AS (SELECT 1) INSERT INTO probe_t SELECT 2, 'sm-cte' FROM x"),
+    ProbeDoc::new("stacked", "SELECT 1; INSERT INTO probe_t VALUES (4, 'sm-stacked')"),
+    ProbeDoc::new("commit-escape", "SELECT 1; COMMIT; INSERT INTO probe_t VALUES (3, 'sm-commit')"),
+    ProbeDoc::new("pragma-escape", "SELECT 1; PRAGMA query_only = OFF; INSERT INTO probe_t VALUES (6, 'sm-pragma')"),
+];
+
+/// Files created outside the sandbox root. `{canary}` is the canary directory.
+pub const ATTACH_PROBES: [ProbeDoc; 2] = [
+    ProbeDoc::new("attach-new", "ATTACH DATABASE '{canary}/sm-attach.db' AS sm_attached"),
+    ProbeDoc::new("vacuum-into", "VACUUM INTO '{canary}/sm-vacuum.db'"),
+];
+
+pub const LOAD_EXTENSION_PROBE: ProbeDoc =
+    ProbeDoc::new("load-extension", "SELECT load_extension('/nonexistent/sm-extension')");
+
+/// Runaway results, tried in turn until one decides (see `db::ROW_CAP_PROBES`): the
+/// recursive CTE, the same wrapped in a subquery so it begins with SELECT, and a cross
+/// join of the seeded customers.
+pub const ROW_CAP_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc::new(
+        "row-cap",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c",
+    ),
+    ProbeDoc::new(
+        "row-cap-subquery",
+        "SELECT r FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT 'sm-row-' || x AS r FROM c)",
+    ),
+    ProbeDoc::new(
+        "row-cap-cross-join",
+        "SELECT 'sm-row-' || (a.id * 1000 + b.id) AS r FROM customers a CROSS JOIN customers b",
+    ),
+];
+
+/// Queries that never end, tried in turn: the recursive CTE, the same wrapped in a
+/// subquery, and a cross join of five copies of the seeded customers.
+pub const TIMEOUT_PROBES: [ProbeDoc; 3] = [
+    ProbeDoc::new("runaway", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"),
+    ProbeDoc::new(
+        "runaway-subquery",
+        "SELECT count(*) AS n FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)",
+    ),
+    ProbeDoc::new(
+        "runaway-cross-join",
+        "SELECT count(*) AS n FROM customers a, customers b, customers c, customers d, customers e",
+    ),
+];

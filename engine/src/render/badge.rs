@@ -95,7 +95,7 @@ pub fn escape(s: &str) -> String {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }
             // Kept, as references: DEL, C1 and the invisible characters never appear raw.
-            c if (c as u32) >= 0x7f && crate::judge::text::is_unsafe(c) => out.push_str(&format!("&#x{:x};", c as u32)),
+            c if (c as u32) >= 0x7f && crate::text::is_unsafe(c) => out.push_str(&format!("&#x{:x};", c as u32)),
             c => out.push(c),
         }
     }

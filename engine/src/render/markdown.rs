@@ -12,7 +12,7 @@ use std::fmt::Write;
 /// Text safe inside a markdown table cell: no markup, no links, no line breaks.
 pub fn md(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::judge::text::visible(s).chars() {
+    for c in crate::text::visible(s).chars() {
         match c {
             '\n' | '\r' => out.push(' '),
             '<' => out.push_str("&lt;"),

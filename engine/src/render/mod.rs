@@ -7,8 +7,8 @@ pub mod reference;
 pub mod sarif;
 pub mod text;
 
-use crate::judge::text::is_unsafe;
 use crate::record::Record;
+use crate::text::is_unsafe;
 
 /// The full record as 2-space indented JSON, with a final newline.
 pub fn json(record: &Record) -> String {
@@ -28,7 +28,7 @@ pub fn printable(report: String) -> String {
     let mut out = String::with_capacity(report.len());
     for c in report.chars() {
         if escape(c) {
-            crate::judge::text::push_escaped(&mut out, c);
+            crate::text::push_escaped(&mut out, c);
         } else {
             out.push(c);
         }

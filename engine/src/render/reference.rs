@@ -77,7 +77,7 @@ pub fn explain(c: &CheckDef) -> String {
     let _ = writeln!(o, "config keys: {}", config_keys(c).join(", "));
     o.push_str("\nProbes\n\n");
     for p in c.probes {
-        let _ = writeln!(o, "  {}  {}", p.name, p.sends);
+        let _ = writeln!(o, "  {}  {}", p.name, p.described());
     }
     o.push_str("\nSettings and thresholds\n\n");
     let _ = writeln!(
@@ -155,7 +155,7 @@ pub fn checks_markdown() -> String {
             let _ = writeln!(o, "| references | {} · {} |\n", c.references.owasp_mcp, cwe_list(c));
             o.push_str("**Probes**\n\n");
             for p in c.probes {
-                let _ = writeln!(o, "- `{}`: {}", p.name, p.sends.replace('|', "\\|"));
+                let _ = writeln!(o, "- `{}`: {}", p.name, p.described().replace('|', "\\|"));
             }
             if !c.settings.is_empty() {
                 o.push_str("\n**Settings**\n\n| key | default | standard | meaning |\n|---|---|---|---|\n");

@@ -109,6 +109,6 @@ fn result(r: &Record, index: usize, c: &CheckResult) -> Value {
 
 /// A path as a URI reference: every byte outside the unreserved set and `/` encoded.
 fn percent_path(p: &str) -> String {
-    const PATH: &percent_encoding::AsciiSet = &crate::judge::text::NOT_UNRESERVED.remove(b'/');
+    const PATH: &percent_encoding::AsciiSet = &crate::text::NOT_UNRESERVED.remove(b'/');
     percent_encoding::utf8_percent_encode(p, PATH).to_string()
 }

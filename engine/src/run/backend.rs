@@ -10,13 +10,15 @@ use super::dbpack::sql_targets;
 use super::sandbox::random_hex;
 use super::upstream::Stub;
 use super::{Live, RunError, Runner};
-use crate::config::ScopedTool;
+use crate::judge::Answer;
 use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
-use crate::judge::core::Answer;
-use crate::judge::credential::{CALLER_PROBES, Caller, CallerCall, Carried, CredentialObservations};
+use crate::judge::credential::{Caller, CallerCall, Carried, CredentialObservations};
+use crate::judge::scope::ScopedTool;
 use crate::judge::scope::{allowed_name, names};
-use crate::judge::sql_guard::{CONTROL, REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES, fill, reference_sql};
+use crate::judge::sql_guard::{CONTROL, fill};
 use crate::model::Pack;
+use crate::registry::backend::CALLER_PROBES;
+use crate::registry::backend::{REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES};
 use crate::tools::ToolInfo;
 use crate::upstream::Recorded;
 use serde_json::{Map, Value, json};
@@ -87,7 +89,7 @@ fn reached(log: &[Recorded], mark: &Mark) -> Vec<Reached> {
         })
         .map(|r| {
             let query = if r.query.is_empty() { String::new() } else { format!("?{}", r.query) };
-            let body = crate::judge::text::clip(&r.body, BODY_KEEP);
+            let body = crate::text::clip(&r.body, BODY_KEEP);
             Reached {
                 target: hide_token(&format!("{} {}{query}", r.method, r.path), token),
                 body: hide_token(&body, token),
@@ -100,7 +102,7 @@ fn reached(log: &[Recorded], mark: &Mark) -> Vec<Reached> {
 fn searchable(r: &Recorded) -> String {
     let headers: Vec<&str> = r.headers.iter().map(|(_, v)| v.as_str()).collect();
     let raw = format!("{} {}?{} {} {}", r.method, r.path, r.query, headers.join(" "), r.body);
-    crate::judge::text::percent_decode(&raw).to_ascii_lowercase()
+    crate::text::percent_decode(&raw).to_ascii_lowercase()
 }
 
 /// A fresh token: lower-case hex, so any spelling of it can be found.
@@ -183,7 +185,7 @@ pub async fn collect(
             }
             if obs.references_na.is_none() {
                 for p in &REFERENCE_PROBES {
-                    runs[1].probes.push(aimer.fire(statement(p.name, reference_sql(p))).await);
+                    runs[1].probes.push(aimer.fire(statement(p.name, p.sends)).await);
                 }
             }
             for p in &ROWCAP_PROBES {
@@ -423,6 +425,6 @@ mod tests {
         assert_eq!(got[0].target, "POST /tables/sales%2Esm_{token}");
         assert_eq!(got[1].body, "SELECT 1 FROM SM_{token}");
         assert_eq!(reached(&log, &Mark::Any).len(), 3);
-        assert_eq!(crate::judge::text::percent_decode("a%2Eb%zz%4%+1"), "a.b%zz%4%+1");
+        assert_eq!(crate::text::percent_decode("a%2Eb%zz%4%+1"), "a.b%zz%4%+1");
     }
 }

@@ -3,8 +3,9 @@
 
 use super::session::{Reply, Session};
 use super::{Held, Live, Runner};
-use crate::judge::core::{Answer, CoreObservations, HandshakeObs, RobustProbe};
-use crate::judge::text::clip;
+use crate::judge::Answer;
+use crate::judge::core::{CoreObservations, HandshakeObs, RobustProbe};
+use crate::text::clip;
 use crate::tools::ToolInfo;
 use serde_json::{Value, json};
 

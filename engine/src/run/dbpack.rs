@@ -5,11 +5,14 @@ use super::core::{self as core_collect, call_answer};
 use super::seed::Seed;
 use super::{Live, RunError, Runner};
 use crate::classify::classify_declared;
-use crate::judge::core::Answer;
+use crate::judge::Answer;
 use crate::judge::db::{
-    AUDIT_MARKER, AUDIT_PROBE, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, FORM_PROBES, MASKED_PROBES, PII_PROBES,
-    PRIVILEGE_PROBE, RLS_PROBE, ROLE_CONTROL_SQL, ROW_CAP_PROBES, ROW_CAP_ROWS, RUNAWAY_MARKER, RowCapCall,
-    RunawayCall, TIMEOUT_PROBES, WRITE_PROBES, marked_rows, row_cap_step, timeout_step,
+    AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_MARKER,
+    RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step,
+};
+use crate::registry::db::{
+    AUDIT_PROBE, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE, RLS_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES,
+    WRITE_PROBES,
 };
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value};
@@ -96,7 +99,7 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
                             break;
                         }
                     }
-                    let call = c.send(AUDIT_PROBE.name, "SELECT 'sm-audit-marker' AS marker", false).await;
+                    let call = c.send(AUDIT_PROBE.name, AUDIT_PROBE.sends, false).await;
                     let mut found = Vec::new();
                     if let Some(p) = &c.live.process
                         && String::from_utf8_lossy(&p.log_snapshot().0).contains(AUDIT_MARKER)
@@ -109,21 +112,15 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
                     obs.audit.push((call, found));
                 }
                 "sm_analyst" => {
-                    obs.rls.push(c.send(RLS_PROBE.name, "SELECT note FROM tenant_notes", false).await);
-                    for (p, sql) in PII_PROBES
-                        .iter()
-                        .zip(["SELECT email FROM customers LIMIT 5", "SELECT * FROM customers LIMIT 5"])
-                    {
-                        obs.pii.push(c.send(p.name, sql, false).await);
+                    obs.rls.push(c.send(RLS_PROBE.name, RLS_PROBE.sends, false).await);
+                    for p in &PII_PROBES {
+                        obs.pii.push(c.send(p.name, p.sends, false).await);
                     }
                 }
                 "sm_support" => {
-                    obs.rls.push(c.send(RLS_PROBE.name, "SELECT note FROM tenant_notes", false).await);
-                    for (p, sql) in MASKED_PROBES
-                        .iter()
-                        .zip(["SELECT email FROM customers LIMIT 5", "SELECT email FROM customers_masked LIMIT 5"])
-                    {
-                        obs.masked.push(c.send(p.name, sql, false).await);
+                    obs.rls.push(c.send(RLS_PROBE.name, RLS_PROBE.sends, false).await);
+                    for p in &MASKED_PROBES {
+                        obs.masked.push(c.send(p.name, p.sends, false).await);
                     }
                 }
                 _ => {}
@@ -342,13 +339,12 @@ impl Ctx<'_, '_, '_> {
     /// Runs a short sleep through the tool while the state reader looks at which roles
     /// the server's connections use.
     async fn privilege(&mut self) -> (DbCall, Vec<(String, bool)>) {
-        let sql = "SELECT pg_sleep(0.5) AS \"sm-privilege\"";
-        let mut call = self.call(PRIVILEGE_PROBE.name, sql);
+        let mut call = self.call(PRIVILEGE_PROBE.name, PRIVILEGE_PROBE.sends);
         if let Some(held) = self.runner.held(self.live).await {
             call.answer = held.not_sent();
             return (call, vec![]);
         }
-        let args = self.args(sql);
+        let args = self.args(PRIVILEGE_PROBE.sends);
         let request = self.runner.send_call(self.live, self.tool, args, "privilege", true);
         let seed = &mut *self.seed;
         let watch = async {

@@ -3,11 +3,11 @@
 //! sending a single probe.
 
 use super::{RunError, RunOptions, Runner, core, db, probes};
+use crate::classify::Classification;
 use crate::classify::classify_declared;
 use crate::config::Config;
+use crate::config::probes::PATH_PLACEHOLDERS;
 use crate::model::Pack;
-use crate::probes::PATH_PLACEHOLDERS;
-use crate::record::Classification;
 use crate::registry::pack_doc;
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};

@@ -9,10 +9,10 @@ use super::observer::Observer;
 use super::sandbox::Sandbox;
 use super::session::Reply;
 use super::{Live, Runner};
+use crate::classify::Classification;
 use crate::classify::has_word;
-use crate::judge::core::Answer;
+use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall, diff};
-use crate::record::Classification;
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
 
@@ -125,7 +125,7 @@ pub async fn collect(
                 call.text_bytes = call_text(r).0.len();
             }
             call.answer = match call_answer(Ok(reply)) {
-                Answer::Success { text } => Answer::Success { text: crate::judge::text::clip(&text, 300) },
+                Answer::Success { text } => Answer::Success { text: crate::text::clip(&text, 300) },
                 other => other,
             };
         }

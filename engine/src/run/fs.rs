@@ -7,11 +7,10 @@ use super::observer::Observer;
 use super::sandbox::{CONTROL_FILE, LARGE_FILE, Sandbox};
 use super::session::Reply;
 use super::{Live, Runner};
-use crate::judge::core::Answer;
-use crate::judge::fs::{
-    BenignCall, FsCall, FsObservations, READ_VARIANTS, SandboxPaths, WRITE_VARIANTS, diff, expand_variant,
-};
-use crate::record::Classification;
+use crate::classify::Classification;
+use crate::judge::Answer;
+use crate::judge::fs::{BenignCall, FsCall, FsObservations, SandboxPaths, diff, expand_variant};
+use crate::registry::fs::{LINK_READS, LINK_WRITES, READ_VARIANTS, WRITE_VARIANTS};
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -98,7 +97,7 @@ impl Probe<'_, '_, '_> {
                 let (text, is_error) = call_text(&r);
                 let bytes = text.len();
                 let whole = r.to_string();
-                let shown = crate::judge::text::clip(&text, 300);
+                let shown = crate::text::clip(&text, 300);
                 (
                     if is_error { Answer::ToolError { text: shown } } else { Answer::Success { text: shown } },
                     whole,
@@ -245,25 +244,22 @@ pub async fn collect(
     // Links: reads with working readers, writes with every writer.
     let link_path = |t: &Target, rel: &str| if t.absolute { format!("{root}/{rel}") } else { rel.to_string() };
     for t in &working {
-        let reads: &[(&str, &str)] = match t.role {
-            Role::Lister => &[("read-dir-link", "link-out"), ("read-chain-link", "link-chain")],
-            _ => &[
-                ("read-file-link", "link-secret"),
-                ("read-dir-link", "link-out/secret.txt"),
-                ("read-chain-link", "link-chain/secret.txt"),
-            ],
-        };
-        for (name, rel) in reads {
-            let call = p.call(name, t, &link_path(t, rel), &secrets).await;
+        for v in &LINK_READS {
+            let rel = match t.role {
+                Role::Lister => match std::path::Path::new(v.sends).parent().and_then(|d| d.to_str()) {
+                    Some(dir) if !dir.is_empty() => dir,
+                    _ => continue,
+                },
+                _ => v.sends,
+            };
+            let call = p.call(v.name, t, &link_path(t, rel), &secrets).await;
             obs.links.push(call);
         }
     }
     let writers: Vec<&Target> = targets.iter().filter(|t| t.role == Role::Writer).collect();
     for t in &writers {
-        for (name, rel) in
-            [("write-dir-link", "link-out/new.txt"), ("write-file-link", "link-secret"), ("write-new-link", "link-new")]
-        {
-            let call = p.call(name, t, &format!("{root}/{rel}"), &secrets).await;
+        for v in &LINK_WRITES {
+            let call = p.call(v.name, t, &format!("{root}/{}", v.sends), &secrets).await;
             let _ = sandbox.restore();
             obs.links.push(call);
         }

@@ -7,14 +7,13 @@ use super::listener::Listener;
 use super::observer::Observer;
 use super::sandbox::{Sandbox, random_hex};
 use super::{Live, Runner};
+use crate::classify::Classification;
 use crate::classify::has_word;
-use crate::judge::core::Answer;
+use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall, diff};
-use crate::judge::git::{
-    Control, GitObservations, INJECTION_VARIANTS, InjectionProbe, RepoChange, SCOPE_VARIANTS, ScopeProbe,
-};
-use crate::judge::text::clip;
-use crate::record::Classification;
+use crate::judge::git::{Control, GitObservations, InjectionProbe, RepoChange, ScopeProbe};
+use crate::registry::git::{INJECTION_VARIANTS, SCOPE_VARIANTS};
+use crate::text::clip;
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::{Map, Value, json};
@@ -256,14 +255,11 @@ pub async fn collect(
     let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
         .iter()
         .map(|v| {
-            let real = match v.name {
-                "absolute" => repos.canary_repo.to_string_lossy().into_owned(),
-                "traversal" => format!("{}/../../canary-repo", repos.repo.display()),
-                "relative" => "../canary-repo".to_string(),
-                "sibling-prefix" => repos.sibling.to_string_lossy().into_owned(),
-                _ => format!("{}/sm-link", repos.repo.display()),
-            };
-            (v.name, v.sends.split(':').next().unwrap_or(v.sends), real)
+            let real = v
+                .sends
+                .replace("{canary_repo}", &repos.canary_repo.to_string_lossy())
+                .replace("{repo}", &repos.repo.to_string_lossy());
+            (v.name, v.sends, real)
         })
         .collect();
     for t in &targets {
@@ -331,7 +327,7 @@ pub async fn collect(
         obs.injection_controls.push(Control { tool: name.to_string(), answer: c.answer });
         for param in &t.targets {
             for v in &INJECTION_VARIANTS {
-                let value = v.sends.split(':').next().unwrap_or(v.sends).replace("{sandbox}", &root.to_string_lossy());
+                let value = v.sends.replace("{sandbox}", &root.to_string_lossy());
                 let mut args = t.benign.clone();
                 args.insert(param.clone(), json!(value));
                 let during = format!("{} in {param}", v.name);

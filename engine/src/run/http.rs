@@ -4,7 +4,7 @@
 
 use super::process::marked_pids;
 use crate::judge::http::{Exchange, FOREIGN_ORIGINS, HttpObservations, TlsObs, on_loopback};
-use crate::judge::text::clip;
+use crate::text::clip;
 use regex::Regex;
 use reqwest::Method;
 use std::collections::BTreeSet;

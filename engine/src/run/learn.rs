@@ -4,9 +4,9 @@
 //! lets the packs still aim the tools that their names and descriptions place.
 
 use super::{Live, Runner};
+use crate::classify::Classification;
 use crate::classify::{class_params, params_in_error, schema_is_empty};
-use crate::judge::core::Answer;
-use crate::record::Classification;
+use crate::judge::Answer;
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::json;

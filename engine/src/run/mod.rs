@@ -153,7 +153,7 @@ pub fn take_cleanup_notes() -> Vec<String> {
 
 /// The tools of the valid calls in a pack's observations that were answered without error.
 fn answered_valid_calls(fs: &FsObservations, net: &crate::judge::net::NetObservations) -> Vec<String> {
-    use crate::judge::core::Answer;
+    use crate::judge::Answer;
     let mut out: Vec<String> = fs
         .benign
         .iter()
@@ -474,8 +474,8 @@ impl Held {
     }
 
     /// The held call as an answer: not sent, never evidence.
-    fn not_sent(&self) -> crate::judge::core::Answer {
-        crate::judge::core::Answer::NotSent { reason: self.reason() }
+    fn not_sent(&self) -> crate::judge::Answer {
+        crate::judge::Answer::NotSent { reason: self.reason() }
     }
 }
 

@@ -6,12 +6,11 @@ use super::listener::{CONTROL_BODY, Listener};
 use super::sandbox::Sandbox;
 use super::session::Reply;
 use super::{Live, Runner};
+use crate::classify::Classification;
 use crate::classify::url_flag;
-use crate::judge::net::{
-    BigProbe, NetObservations, NetProbe, OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS, expand,
-};
+use crate::judge::net::{BigProbe, NetObservations, NetProbe, expand};
 use crate::judge::refusal::Delivery;
-use crate::record::Classification;
+use crate::registry::net::{OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value};
 
@@ -67,12 +66,12 @@ impl Caller<'_, '_, '_> {
             Reply::Result(r) => {
                 let (text, is_error) = call_text(&r);
                 p.delivery = if is_error { Delivery::ToolError } else { Delivery::Success };
-                p.text = crate::judge::text::clip(&text, 4000);
+                p.text = crate::text::clip(&text, 4000);
                 r.to_string()
             }
             Reply::Error { code, message } => {
                 p.delivery = Delivery::RpcError(code);
-                p.text = crate::judge::text::clip(&message, 4000);
+                p.text = crate::text::clip(&message, 4000);
                 message
             }
             Reply::Timeout { .. } | Reply::Silence | Reply::TooLarge { .. } | Reply::Gone(_) => String::new(),
@@ -105,7 +104,7 @@ async fn reachable(url: &str) -> bool {
         return true;
     }
     let authority = rest.trim_start_matches('/').split('/').next().unwrap_or_default();
-    let hostport = crate::judge::text::percent_decode(authority.rsplit('@').next().unwrap_or_default());
+    let hostport = crate::text::percent_decode(authority.rsplit('@').next().unwrap_or_default());
     let connect = async {
         let addrs = tokio::net::lookup_host(hostport.as_str()).await.ok()?.collect::<Vec<_>>();
         tokio::net::TcpStream::connect(addrs.first()?).await.ok()

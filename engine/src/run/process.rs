@@ -447,7 +447,7 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     }
     Some(match serde_json::from_slice(trimmed) {
         Ok(v) => Line::Json(v),
-        Err(_) => Line::Garbage(crate::judge::text::clip(&String::from_utf8_lossy(trimmed), 200)),
+        Err(_) => Line::Garbage(crate::text::clip(&String::from_utf8_lossy(trimmed), 200)),
     })
 }
 

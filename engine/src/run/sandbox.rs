@@ -52,10 +52,10 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// The environment canaries, as secret-echo looks for them.
-    pub fn canary_list(&self) -> Vec<crate::judge::core::Canary> {
+    pub fn canary_list(&self) -> Vec<crate::judge::Canary> {
         self.canaries
             .iter()
-            .map(|(name, value)| crate::judge::core::Canary { name: name.clone(), value: value.clone() })
+            .map(|(name, value)| crate::judge::Canary { name: name.clone(), value: value.clone() })
             .collect()
     }
 

@@ -8,8 +8,8 @@
 use super::json_cost;
 use super::process::{Line, MAX_LINE};
 use crate::judge::core::{EchoScan, EchoScanner};
-use crate::judge::text::clip;
 use crate::record::Unasked;
+use crate::text::clip;
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use std::collections::VecDeque;

@@ -4,16 +4,15 @@
 use super::observer::Observer;
 use super::sandbox::Sandbox;
 use super::{Live, Runner};
+use crate::classify::Classification;
 use crate::classify::sql_writes;
-use crate::judge::core::Answer;
-use crate::judge::db::DbCall;
-use crate::judge::db::{RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step};
+use crate::judge::Answer;
+use crate::judge::db::{DbCall, RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step};
 use crate::judge::fs::{diff, outside_root};
-use crate::judge::sqlite::{
-    ATTACH_PROBES, CONTROL_SQL, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, ROW_CAP_ROWS, SqliteObservations,
-    TIMEOUT_PROBES, WRITE_CONTROL_SQL, WRITE_PROBES,
+use crate::judge::sqlite::{CONTROL_SQL, ROW_CAP_ROWS, SqliteObservations, WRITE_CONTROL_SQL};
+use crate::registry::sqlite::{
+    ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES, WRITE_PROBES,
 };
-use crate::record::Classification;
 use crate::tools::ToolInfo;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};

@@ -4,12 +4,16 @@
 //! line and the dotted key, so a user fixes a config in one pass. Nothing here does
 //! I/O: the caller reads the file and passes its text.
 
+use crate::classify::DeclaredClass;
+use crate::judge::scope::{ScopeConfig, ScopedTool};
 use crate::model::{Pack, Weight};
 use crate::registry::{self, SettingKind, did_you_mean};
 use serde_json::Value;
 use serde_yaml_ng::Value as Yaml;
 use std::collections::BTreeMap;
 use std::fmt;
+
+pub mod probes;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
 pub const TOP_KEYS: [&str; 12] = [
@@ -58,32 +62,7 @@ pub struct Config {
     /// `identities:`: the callers' own tokens, for servers that refuse minted ones.
     pub identities: Identities,
     /// `probes:`: valid calls and custom checks, matrix and cases expanded.
-    pub probes: Vec<crate::probes::Probe>,
-}
-
-/// `scope:` as written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScopeConfig {
-    pub tools: Vec<ScopedTool>,
-    /// Exact names, and prefixes (entries ending in `separator`).
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub separator: char,
-}
-
-impl Default for ScopeConfig {
-    fn default() -> Self {
-        ScopeConfig { tools: Vec::new(), allow: Vec::new(), deny: Vec::new(), separator: '.' }
-    }
-}
-
-/// One `scope.tools` entry: the tool and the parameter that carries the identifier.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ScopedTool {
-    pub tool: String,
-    pub param: String,
-    /// The line of `tool`, for errors found once the server's tools are known.
-    pub line: usize,
+    pub probes: Vec<crate::judge::custom::Probe>,
 }
 
 /// `identities.a` / `identities.b`: each a `${VARIABLE}` read from sealmark's environment.
@@ -97,18 +76,6 @@ pub struct Identities {
 
 /// The classes `classify:` may declare.
 pub const DECLARABLE_CLASSES: [&str; 6] = ["sql", "command", "git", "url", "path", "other"];
-
-/// One `classify:` entry: the class a tool is placed in and the argument the packs aim,
-/// with the lines to name when the server's tool list contradicts it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DeclaredClass {
-    pub class: String,
-    pub param: Option<String>,
-    /// For a SQL tool: whether it writes by design (`true`) or promises to read only.
-    pub writes: Option<bool>,
-    pub line: usize,
-    pub param_line: usize,
-}
 
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
 /// for the tool's other required arguments.
