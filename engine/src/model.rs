@@ -246,6 +246,19 @@ impl ProbeDoc {
         ProbeDoc { name, sends, note }
     }
 
+    /// `a` then `b`, for a check page that lists two corpora as one (`N` must be their
+    /// total; a wrong `N` fails to compile).
+    pub const fn concat<const A: usize, const B: usize, const N: usize>(a: [Self; A], b: [Self; B]) -> [Self; N] {
+        assert!(A + B == N, "N must be the length of both lists");
+        let mut all = [ProbeDoc::new("", ""); N];
+        let mut i = 0;
+        while i < N {
+            all[i] = if i < A { a[i] } else { b[i - A] };
+            i += 1;
+        }
+        all
+    }
+
     /// The probe as its page prints it: what it sends, then the note in parentheses.
     pub fn described(&self) -> String {
         if self.note.is_empty() { self.sends.to_string() } else { format!("{} ({})", self.sends, self.note) }

@@ -54,13 +54,13 @@ fn runtime_modules(lib: &str) -> BTreeSet<String> {
 fn named_paths(module: &str, text: &str) -> Vec<String> {
     let plain = regex::Regex::new(r"\b(crate|super)::((?:\w+::)*\w+)").expect("regex");
     let grouped = regex::Regex::new(r"\bcrate::\{([^}]*)\}").expect("regex");
-    let parent: Vec<&str> =
-        module.split("::").collect::<Vec<_>>()[..module.split("::").count().saturating_sub(1)].to_vec();
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
     let mut out = Vec::new();
     for c in plain.captures_iter(text) {
         match &c[1] {
             "crate" => out.push(c[2].to_string()),
-            _ => out.push(parent.iter().copied().chain(c[2].split("::")).collect::<Vec<_>>().join("::")),
+            _ if parent.is_empty() => out.push(c[2].to_string()),
+            _ => out.push(format!("{parent}::{}", &c[2])),
         }
     }
     for c in grouped.captures_iter(text) {

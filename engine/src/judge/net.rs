@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 /// A template with the listener's port, the probe's token and the sandbox paths filled in.
 pub fn expand(template: &str, port: u16, token: &str, canary: &str, control: &str) -> String {
-    let t = template.split(" (").next().unwrap_or(template);
-    t.replace("{port}", &port.to_string())
+    template
+        .replace("{port}", &port.to_string())
         .replace("{token_base64}", &base64(data_secret(token).as_bytes()))
         .replace("{token}", token)
         .replace("{canary}", canary)

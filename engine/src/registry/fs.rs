@@ -233,13 +233,4 @@ pub const LINK_WRITES: [ProbeDoc; 3] = [
 ];
 
 /// Every link probe, as the check page lists them.
-pub const LINK_VARIANTS: [ProbeDoc; 6] = {
-    let mut all = [ProbeDoc::new("", ""); 6];
-    let mut i = 0;
-    while i < 3 {
-        all[i] = LINK_READS[i];
-        all[i + 3] = LINK_WRITES[i];
-        i += 1;
-    }
-    all
-};
+pub const LINK_VARIANTS: [ProbeDoc; 6] = ProbeDoc::concat(LINK_READS, LINK_WRITES);

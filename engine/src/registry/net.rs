@@ -5,20 +5,17 @@ use super::{References, Setting, SettingKind, declare_check};
 use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
 
 /// The SSRF corpus plus the redirect probe, as `explain` lists them.
-static SSRF_PROBES: [ProbeDoc; 24] = {
-    let mut all = [ProbeDoc::new("", ""); 24];
-    let mut i = 0;
-    while i < SSRF_VARIANTS.len() {
-        all[i] = SSRF_VARIANTS[i];
-        i += 1;
-    }
-    all[22] = REDIRECT_VARIANT;
-    all[23] = ProbeDoc::new(
-        "control",
-        "net.control_url, once per tool before the probes: when it works the tool can fetch, so a probe that did not reach the listener was stopped",
-    );
-    all
-};
+static SSRF_PROBES: [ProbeDoc; 24] = ProbeDoc::concat(
+    SSRF_VARIANTS,
+    [
+        REDIRECT_VARIANT,
+        ProbeDoc::noted(
+            "control",
+            "net.control_url",
+            "once per tool before the probes: when it works the tool can fetch, so a probe that did not reach the listener was stopped",
+        ),
+    ],
+);
 
 const SCOPE: &str = "server (URL validation, with a harness-owned loopback listener)";
 
@@ -126,7 +123,7 @@ pub const SSRF_VARIANTS: [ProbeDoc; 22] = [
 /// The redirect probe, sent only when `net.control_url` is served by the listener:
 /// the allowed control URL redirects to a loopback path that is not allowed.
 pub const REDIRECT_VARIANT: ProbeDoc =
-    ProbeDoc::new("redirect", "{control_url}/redirect/{token} (302 to http://127.0.0.1:{port}/t/{token})");
+    ProbeDoc::noted("redirect", "{control_url}/redirect/{token}", "302 to http://127.0.0.1:{port}/t/{token}");
 
 /// Schemes other than http(s). `{canary}` is the fs canary directory.
 pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
@@ -136,14 +133,16 @@ pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
     ProbeDoc::new("ftp", "ftp://127.0.0.1:{port}/t/{token}"),
     ProbeDoc::new("dict", "dict://127.0.0.1:{port}/d:{token}"),
     ProbeDoc::new("ldap", "ldap://127.0.0.1:{port}/{token}"),
-    ProbeDoc::new(
+    ProbeDoc::noted(
         "data",
-        "data:text/plain;base64,{token_base64} (the token, encoded, so only a decoded fetch shows it)",
+        "data:text/plain;base64,{token_base64}",
+        "the token, encoded, so only a decoded fetch shows it",
     ),
 ];
 
-/// The oversized reply.
-pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc::new(
+/// The oversized reply, through the listener's own URL when no control URL is on it.
+pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc::noted(
     "oversized",
-    "{control_url}/big/{token} when net.control_url is served by the listener, else http://127.0.0.1:{port}/big/{token}: a 64 MiB body",
+    "{control_url}/big/{token}",
+    "{control_url} is net.control_url when the listener serves it, else http://127.0.0.1:{port}; a 64 MiB body",
 );

@@ -255,10 +255,7 @@ pub async fn collect(
     let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
         .iter()
         .map(|v| {
-            let real = v
-                .sends
-                .replace("{canary_repo}", &repos.canary_repo.to_string_lossy())
-                .replace("{repo}", &repos.repo.to_string_lossy());
+            let real = sandbox.expand(&v.sends.replace("{canary_repo}", &repos.canary_repo.to_string_lossy()));
             (v.name, v.sends, real)
         })
         .collect();
@@ -327,7 +324,7 @@ pub async fn collect(
         obs.injection_controls.push(Control { tool: name.to_string(), answer: c.answer });
         for param in &t.targets {
             for v in &INJECTION_VARIANTS {
-                let value = v.sends.replace("{sandbox}", &root.to_string_lossy());
+                let value = sandbox.expand(v.sends);
                 let mut args = t.benign.clone();
                 args.insert(param.clone(), json!(value));
                 let during = format!("{} in {param}", v.name);

@@ -189,7 +189,7 @@ pub async fn collect(
         }
         let token = c.token();
         let base = on_listener.clone().unwrap_or_else(|| listener.url());
-        let url = format!("{base}/big/{token}");
+        let url = expand(OVERSIZED_VARIANT.sends, port, &token, &canary_dir, &base);
         let from = listener.recorded();
         let probe = c.call(OVERSIZED_VARIANT.name, tool, param, &url, &token, &[]).await;
         listener.settle(from, SETTLE).await;
