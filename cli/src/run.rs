@@ -128,7 +128,7 @@ fn live(args: &RunArgs) -> Result<Record, u8> {
     let (identity_a, identity_b) = identities(args, &config)?;
     let options = RunOptions {
         keep_sandbox: args.keep_sandbox,
-        db: sealmark_engine::run::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
+        db: sealmark_engine::targets::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
         identity_a,
         identity_b,
         active: args.active,

@@ -4,9 +4,9 @@ use crate::args::{InitArgs, TargetArgs};
 use crate::run::{load_config, write_atomically};
 use crate::{exit, usage_error};
 use sealmark_engine::config::Config;
+use sealmark_engine::doctor::{Inspection, inspect, report, suggest};
 use sealmark_engine::run::RunOptions;
-use sealmark_engine::run::db::DbOptions;
-use sealmark_engine::run::doctor::{Inspection, inspect, report, suggest};
+use sealmark_engine::targets::db::DbOptions;
 use std::io::IsTerminal;
 
 /// Starts the server once, as `run` would, and reads what it declares.

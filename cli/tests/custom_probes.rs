@@ -336,7 +336,7 @@ fn doctor_says_what_each_pack_would_do() {
     assert_eq!(code, 0, "{out}{err}");
     for line in [
         "server: reached, 4 tool(s): read_file, write_file, list_dir, stat",
-        "db         would not run: the server config has no {dsn}",
+        "db         would not run: server config has no {dsn}",
         "fs         runs on read_file, write_file, list_dir, stat",
         "net        would not run: no url tool found",
         "custom     runs 1 probe(s) with a check",

@@ -183,7 +183,7 @@ fn sql_tools_replaces_discovery_and_a_wrong_entry_is_a_config_error() {
 #[test]
 fn pg_seeds_a_postgres_the_user_controls() {
     // The "user's" Postgres: a cluster this test starts itself.
-    let mut theirs = sealmark_engine::run::postgres::EmbeddedPg::start().expect("a cluster");
+    let mut theirs = sealmark_engine::targets::postgres::EmbeddedPg::start().expect("a cluster");
     let scratch = Scratch::new();
     let cfg = scratch.config_for(&toy_sql(), &["--mode", "good"], "");
     let text =

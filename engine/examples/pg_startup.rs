@@ -1,6 +1,6 @@
 //! Benchmark helper (scripts/bench): embedded Postgres start-up and seed time.
 
-use sealmark_engine::run::{postgres::EmbeddedPg, seed};
+use sealmark_engine::targets::{postgres::EmbeddedPg, seed};
 
 #[tokio::main]
 async fn main() {

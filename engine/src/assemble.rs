@@ -3,6 +3,7 @@
 //! Pure: grades, pack statuses, the standard/custom decision, the badge and the
 //! "Not covered" list are all derived here, so the viewer can re-derive them.
 
+use crate::applies::{Situation, applies};
 use crate::classify::{Classification, classify};
 use crate::config::Config;
 use crate::grading::{self, Input, Outcome};
@@ -106,6 +107,9 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         checks.push(check_result(def, effective_weight(def, config), finding));
     }
 
+    // Why a requested pack produced no check: first what it needed before it could run.
+    // The database's reason is `facts.db_reason`; a listener that could not be bound is a gap.
+    let known = Situation { config, classes: Some(&classification), database: Some(Ok(())), listener: true };
     let mut packs = BTreeMap::new();
     for pack in Pack::STANDARD {
         let result = if !requested.contains(&pack) {
@@ -121,12 +125,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
                 reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
             }
         } else if !checks.iter().any(|c| c.pack == pack.id()) {
-            let reason = if pack == Pack::Sqlite && !config.server_mentions("{sqlite}") {
-                "server config has no {sqlite} placeholder, so the harness cannot point the server at its seeded file"
-                    .to_string()
-            } else {
-                not_run_reason(pack, &classification)
-            };
+            let reason = applies(pack, &known).err().unwrap_or_else(|| not_run_reason(pack, &classification));
             PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
         } else {
             grade_pack(pack, &checks)
@@ -149,7 +148,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
                 let reason = if facts.announced.is_none() {
                     "the server could not be reached".to_string()
                 } else {
-                    candidate_not_run(pack, config)
+                    applies(pack, &known).err().unwrap_or_else(|| candidate_not_run(pack))
                 };
                 PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
             }
@@ -297,13 +296,9 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
 }
 
 /// Why a candidate pack that runs produced no check.
-fn candidate_not_run(pack: Pack, config: &Config) -> String {
+fn candidate_not_run(pack: Pack) -> String {
     match pack {
-        Pack::Custom => "no probe in sealmark.yaml has a check".to_string(),
-        Pack::Scope if config.scope.tools.is_empty() => "scope.tools names no tool".to_string(),
-        _ if config.upstream.kind.is_none() => {
-            "no upstream stub ran (set upstream.kind: http or pass --upstream)".to_string()
-        }
+        Pack::Custom => "none of its probes was judged".to_string(),
         _ => "no SQL tool found (by classification or sql_tools)".to_string(),
     }
 }

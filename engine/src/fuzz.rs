@@ -6,8 +6,8 @@
 //! CI runs a few cases per property (seconds); `scripts/fuzz CASES` runs many more.
 //! `PROPTEST_CASES` sets the count.
 
-use crate::run::process::{Line, read_lines};
-use crate::run::session::{Reply, Session, Wire};
+use crate::session::process::{Line, read_lines};
+use crate::session::{Reply, Session, Wire};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -169,7 +169,7 @@ proptest! {
         prop_assert!(lines.len() <= newlines + 1);
         for line in &lines {
             match line {
-                Line::Json(v) => prop_assert!(crate::run::json_cost::of_value(v) <= 2 * crate::run::json_cost::MESSAGE_BUDGET),
+                Line::Json(v) => prop_assert!(crate::session::json_cost::of_value(v) <= 2 * crate::session::json_cost::MESSAGE_BUDGET),
                 Line::Garbage(g) => prop_assert!(g.chars().count() <= 201),
                 Line::TooLarge { bytes, ends, .. } => prop_assert!(*bytes > 0 && ends.len() <= 3 * 64 * 1024),
             }

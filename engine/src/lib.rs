@@ -4,8 +4,9 @@
 //! judges that turn recorded observations into verdicts, config validation and the
 //! renderers — does no I/O and builds for `wasm32-unknown-unknown`, so the viewer
 //! renders exactly what the CLI renders. The `runtime` feature adds the part that
-//! starts servers, speaks MCP and observes targets.
+//! starts targets and servers, speaks MCP and collects observations.
 
+pub mod applies;
 pub mod assemble;
 pub mod classify;
 pub mod compare;
@@ -25,8 +26,20 @@ pub mod text;
 pub mod tools;
 pub mod upstream;
 
+// The runtime, bottom up: the processes it owns, the targets it aims at, the session
+// and runner that speak to the server, the collectors, and a run and the doctor.
+#[cfg(feature = "runtime")]
+pub mod children;
+#[cfg(feature = "runtime")]
+pub mod doctor;
+#[cfg(feature = "runtime")]
+pub mod packs;
 #[cfg(feature = "runtime")]
 pub mod run;
+#[cfg(feature = "runtime")]
+pub mod session;
+#[cfg(feature = "runtime")]
+pub mod targets;
 
 #[cfg(all(test, feature = "runtime"))]
 mod fuzz;

@@ -1,47 +1,14 @@
 //! Collects what the core pack judges: the handshake, the listed metadata, and the
 //! server's answers to malformed input.
 
-use super::session::{Reply, Session};
-use super::{Held, Live, Runner};
+use super::call::plain_answer;
 use crate::judge::Answer;
-use crate::judge::core::{CoreObservations, HandshakeObs, RobustProbe};
+use crate::judge::core::{CoreObservations, RobustProbe};
+use crate::session::runner::{Live, Runner};
+use crate::session::{Reply, Session};
 use crate::text::clip;
 use crate::tools::ToolInfo;
 use serde_json::{Value, json};
-
-/// Runs the handshake and lists everything a session can list.
-pub async fn open(session: &mut Session) -> (HandshakeObs, Option<Value>) {
-    let offered = Session::offered_version();
-    match session.request("initialize", Session::initialize_params(), "initialize").await {
-        Reply::Result(result) => {
-            let negotiated = result.get("protocolVersion").and_then(Value::as_str).unwrap_or(&offered).to_string();
-            session.initialized(&negotiated).await;
-            let caps = result.get("capabilities").cloned();
-            (HandshakeObs::Answered { offered, result }, caps)
-        }
-        Reply::Error { code, message } => (HandshakeObs::Rejected { offered, code, message }, None),
-        Reply::Timeout { .. } => {
-            let mut reason = format!("no answer within {}s", session.timeout.as_secs());
-            if let Some(first) = &session.unasked.first_junk_line {
-                let n = session.unasked.junk_lines;
-                reason
-                    .push_str(&format!("; it wrote {n} line(s) that are not JSON, the first: \"{}\"", clip(first, 60)));
-            }
-            if let Some(first) = &session.unasked.first_unsolicited_answer {
-                reason.push_str(&format!("; it answered a request id never sent: {}", clip(first, 80)));
-            }
-            (HandshakeObs::NoAnswer { reason }, None)
-        }
-        Reply::Silence => (HandshakeObs::NoAnswer { reason: "the server answered nothing".to_string() }, None),
-        Reply::TooLarge { bytes } => (
-            HandshakeObs::NoAnswer {
-                reason: format!("its answer was {bytes} bytes, too large for the harness to parse"),
-            },
-            None,
-        ),
-        Reply::Gone(why) => (HandshakeObs::NoAnswer { reason: format!("the server went away ({why})") }, None),
-    }
-}
 
 /// The metadata: tools (every page), prompts and resources when declared.
 pub async fn list_metadata(session: &mut Session, caps: &Value, obs: &mut CoreObservations) {
@@ -197,46 +164,6 @@ fn session_probes(first_tool: Option<&str>) -> Vec<Probe> {
         ),
         raw("not-json", "a line that is not JSON", None),
     ]
-}
-
-/// The text of a tools/call result, and whether it reports an error.
-pub fn call_text(result: &Value) -> (String, bool) {
-    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    let text = result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
-        })
-        .unwrap_or_default();
-    (text, is_error)
-}
-
-/// What a tools/call reply amounts to, for the packs that keep the answer text: an
-/// error's text is clipped; a call that was held back is not sent.
-pub fn call_answer(sent: Result<Reply, Held>) -> Answer {
-    match sent {
-        Err(held) => held.not_sent(),
-        Ok(reply) => match plain_answer(reply) {
-            Answer::ToolError { text } => Answer::ToolError { text: clip(&text, 2000) },
-            other => other,
-        },
-    }
-}
-
-/// What a reply amounts to, its texts whole and nothing recorded about the run.
-pub fn plain_answer(reply: Reply) -> Answer {
-    match reply {
-        Reply::Result(r) => {
-            let (text, is_error) = call_text(&r);
-            if is_error { Answer::ToolError { text } } else { Answer::Success { text } }
-        }
-        Reply::Error { code, message } => Answer::RpcError { code, message },
-        Reply::Timeout { .. } => Answer::Timeout,
-        Reply::Silence => Answer::Silence,
-        Reply::TooLarge { bytes } => Answer::TooLarge { bytes },
-        Reply::Gone(why) => Answer::Died { reason: why },
-    }
 }
 
 /// A robust-input answer: a success is kept short, a rejection long enough for

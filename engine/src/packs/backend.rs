@@ -5,11 +5,8 @@
 //! call) is looked for in every request recorded from the moment the call was sent,
 //! percent-decoded and in any case. Nothing the server answers decides a verdict.
 
-use super::core::{call_answer, plain_answer};
-use super::dbpack::sql_targets;
-use super::sandbox::random_hex;
-use super::upstream::Stub;
-use super::{Live, RunError, Runner};
+use super::call::{call_answer, plain_answer};
+use super::db::sql_targets;
 use crate::judge::Answer;
 use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
 use crate::judge::credential::{Caller, CallerCall, Carried, CredentialObservations};
@@ -19,6 +16,10 @@ use crate::judge::sql_guard::{CONTROL, fill};
 use crate::model::Pack;
 use crate::registry::backend::CALLER_PROBES;
 use crate::registry::backend::{REFERENCE_PROBES, ROWCAP_PROBES, STATEMENT_PROBES};
+use crate::session::runner::{Live, Runner};
+use crate::targets::RunError;
+use crate::targets::sandbox::random_hex;
+use crate::targets::stub::Stub;
 use crate::tools::ToolInfo;
 use crate::upstream::Recorded;
 use serde_json::{Map, Value, json};
@@ -277,7 +278,7 @@ async fn credential(
 ) -> CredentialObservations {
     let mut obs = CredentialObservations {
         bearer: runner.uses_bearer(),
-        identities: runner.callers.identities,
+        identities: runner.targets.callers.identities,
         ..Default::default()
     };
     if !obs.bearer {
@@ -355,7 +356,7 @@ async fn call_as(
     runner.absorb(&mut session);
     call.answer = plain_answer(reply);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    let (a, b) = (runner.callers.a.as_str(), runner.callers.b.as_str());
+    let (a, b) = (runner.targets.callers.a.as_str(), runner.targets.callers.b.as_str());
     call.requests = stub
         .since(before)
         .iter()
@@ -381,32 +382,6 @@ async fn call_as(
 fn is_credential_header(name: &str) -> bool {
     matches!(name, "authorization" | "proxy-authorization" | "cookie")
         || ["token", "auth", "api-key", "apikey", "api_key", "secret", "password"].iter().any(|w| name.contains(w))
-}
-
-/// A run's two callers.
-#[derive(Debug, Clone)]
-pub struct Callers {
-    pub a: String,
-    pub b: String,
-    /// The tokens came from identities.a / identities.b, not minted.
-    pub identities: bool,
-}
-
-impl Callers {
-    /// Two fresh tokens, or the identities given.
-    pub fn new(identity_a: Option<String>, identity_b: Option<String>) -> Callers {
-        let identities = identity_a.is_some() || identity_b.is_some();
-        Callers {
-            a: identity_a.unwrap_or_else(|| format!("sm_a_{}", random_hex(16))),
-            b: identity_b.unwrap_or_else(|| format!("sm_b_{}", random_hex(16))),
-            identities,
-        }
-    }
-
-    /// What reports show instead of the tokens.
-    pub fn redactions(&self) -> Vec<(String, String)> {
-        vec![(self.a.clone(), "{bearer:a}".to_string()), (self.b.clone(), "{bearer:b}".to_string())]
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The per-run sandbox: directories the server starts in, canary secrets, the
-//! scrubbed environment, and placeholder expansion.
+//! scrubbed environment, and its placeholders.
 
+use crate::children::RUN_MARKER;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -10,8 +11,6 @@ const SYSTEM_PATH: [&str; 6] = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin"
 const PASSED_THROUGH: [&str; 3] = ["LANG", "npm_config_cache", "UV_CACHE_DIR"];
 /// The canary variables planted in every server's environment.
 pub const CANARY_VARS: [&str; 2] = ["SEALMARK_CANARY", "SEALMARK_FAKE_API_KEY"];
-/// Marks every process the server starts, so ones that leave its process group are found.
-pub const RUN_MARKER: &str = "SEALMARK_RUN_ID";
 
 /// The control file in the root, which a control read must return.
 pub const CONTROL_FILE: &str = "ok.txt";
@@ -40,14 +39,6 @@ pub struct Sandbox {
     pub run_id: String,
     pub canaries: Vec<(String, String)>,
     pub files: FileTokens,
-    /// `{listener}`, once the loopback listener runs.
-    pub listener: Option<String>,
-    /// `{sqlite}`, once the seeded SQLite file exists.
-    pub sqlite: Option<PathBuf>,
-    /// `{upstream}`, once the upstream stub runs.
-    pub upstream: Option<String>,
-    /// `{repo}` and the canary repositories, when the config names `{repo}`.
-    pub git: Option<super::git::GitRepos>,
 }
 
 impl Sandbox {
@@ -76,17 +67,7 @@ impl Sandbox {
             sibling: format!("sm-sibling-canary-{}", random_hex(8)),
             new_name: "not-yet.txt".to_string(),
         };
-        let sandbox = Sandbox {
-            dir: Some(dir),
-            kept_path: None,
-            run_id,
-            canaries,
-            files,
-            listener: None,
-            sqlite: None,
-            upstream: None,
-            git: None,
-        };
+        let sandbox = Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files };
         sandbox.build_tree(large_bytes)?;
         Ok(sandbox)
     }
@@ -213,30 +194,15 @@ impl Sandbox {
     /// What reports show instead of this run's paths and canary values, longest first.
     pub fn redactions(&self) -> Vec<(String, String)> {
         let mut reps = Vec::new();
-        let mut places = vec![
+        let places = vec![
             (self.sibling(), "{sandbox}-sibling"),
             (self.root(), "{sandbox}"),
             (self.home(), "{sandbox_home}"),
             (self.canary_dir(), "{canary}"),
             (self.base().to_path_buf(), "{sandbox_dir}"),
         ];
-        if let Some(g) = &self.git {
-            places.extend([
-                (g.repo.clone(), "{repo}"),
-                (g.sibling.clone(), "{repo}-sibling"),
-                (g.canary_repo.clone(), "{canary_repo}"),
-            ]);
-            for (token, shown) in
-                [(&g.canary, "<git-canary>"), (&g.control, "<repo-control>"), (&g.hidden, "<hidden-commit>")]
-            {
-                reps.push((token.clone(), shown.to_string()));
-            }
-        }
         for (path, name) in places {
-            if let Ok(real) = path.canonicalize() {
-                reps.push((real.to_string_lossy().into_owned(), name.to_string()));
-            }
-            reps.push((path.to_string_lossy().into_owned(), name.to_string()));
+            reps.extend(path_redactions(&path, name));
         }
         for (_, value) in &self.canaries {
             reps.push((value.clone(), "<canary>".to_string()));
@@ -245,50 +211,21 @@ impl Sandbox {
         reps.push((self.files.sibling.clone(), "<sibling-canary>".to_string()));
         reps.push((self.files.control.clone(), "<control>".to_string()));
         reps.push((self.run_id.clone(), "<run-id>".to_string()));
-        if let Some(url) = &self.upstream
-            && let Some(port) = url.rsplit(':').next()
-        {
-            reps.push((format!("127.0.0.1:{port}"), "127.0.0.1:{upstream_port}".to_string()));
-        }
         if let Some(name) = self.base().file_name() {
             reps.push((name.to_string_lossy().into_owned(), "{sandbox_dir_name}".to_string()));
         }
-        if let Some(url) = &self.listener
-            && let Some(port) = url.rsplit(':').next()
-        {
-            // Every spelling of the listener's address carries its port.
-            reps.push((format!(":{port}"), ":{listener_port}".to_string()));
-        }
-        reps.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
         reps
     }
 
-    /// Expands the placeholders the foundation knows in one string.
+    /// Expands the sandbox's own placeholders in one string (`Targets::expand` adds the rest).
     pub fn expand(&self, s: &str) -> String {
-        let s = s
-            .replace("{sandbox_home}", &self.home().to_string_lossy())
+        s.replace("{sandbox_home}", &self.home().to_string_lossy())
             .replace("{sandbox}", &self.root().to_string_lossy())
-            .replace("{canary}", &self.canary_dir().to_string_lossy());
-        let s = match &self.upstream {
-            Some(url) => s.replace("{upstream}", url),
-            None => s,
-        };
-        let s = match &self.sqlite {
-            Some(path) => s.replace("{sqlite}", &path.to_string_lossy()),
-            None => s,
-        };
-        let s = match &self.git {
-            Some(g) => s.replace("{repo}", &g.repo.to_string_lossy()),
-            None => s,
-        };
-        match &self.listener {
-            Some(url) => s.replace("{listener}", url),
-            None => s,
-        }
+            .replace("{canary}", &self.canary_dir().to_string_lossy())
     }
 
     /// The scrubbed environment: system PATH, the passed-through variables, HOME, the
-    /// canaries, the run marker, then what the config sets (expanded). Also returns the
+    /// canaries, the run marker, then what the config sets (expanded by the caller). Also returns the
     /// names of inherited variables for the report.
     pub fn environment(&self, configured: &BTreeMap<String, String>) -> (Vec<(String, String)>, Vec<String>) {
         let mut env = Vec::new();
@@ -314,7 +251,7 @@ impl Sandbox {
         env.push((RUN_MARKER.to_string(), self.run_id.clone()));
         for (k, v) in configured {
             env.retain(|(name, _)| name != k);
-            env.push((k.clone(), self.expand(v)));
+            env.push((k.clone(), v.clone()));
         }
         (env, inherited)
     }
@@ -345,7 +282,7 @@ impl Drop for Sandbox {
     /// An abandoned run (interrupted, or an early return) removes its tree too.
     fn drop(&mut self) {
         if self.dir.is_some() && self.clean_up() {
-            super::cleanup_note("removed the sandbox directory".to_string());
+            crate::children::cleanup_note("removed the sandbox directory".to_string());
         }
     }
 }
@@ -362,6 +299,16 @@ fn make_writable(path: &Path) {
             }
         }
     }
+}
+
+/// A path as reports show it, in both spellings (as made, and with links resolved).
+pub fn path_redactions(path: &Path, shown: &str) -> Vec<(String, String)> {
+    let mut reps = Vec::new();
+    if let Ok(real) = path.canonicalize() {
+        reps.push((real.to_string_lossy().into_owned(), shown.to_string()));
+    }
+    reps.push((path.to_string_lossy().into_owned(), shown.to_string()));
+    reps
 }
 
 /// `n` random bytes as hex, from the kernel.

@@ -3,7 +3,7 @@
 //! scratch objects between probes. Synthetic data only.
 
 use super::postgres::EmbeddedPg;
-use super::sandbox::random_hex;
+use crate::targets::sandbox::random_hex;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection};
 
@@ -29,7 +29,8 @@ pub struct Seed {
     pub roles: Vec<Role>,
     pub host: String,
     pub port: u16,
-    reader: PgConnection,
+    /// Behind a lock, so the seed can be read through the shared `Targets`.
+    reader: tokio::sync::Mutex<PgConnection>,
     pub seeded_in: std::time::Duration,
 }
 
@@ -80,7 +81,7 @@ pub async fn create_with(admin: PgConnectOptions, host: String, port: u16) -> Re
     let mut reader =
         PgConnection::connect_with(&reader_opts).await.map_err(|e| format!("cannot reach {SEED_DB}: {e}"))?;
     exec(&mut reader, SCHEMA.to_string()).await.map_err(|e| format!("cannot seed {SEED_DB}: {e}"))?;
-    Ok(Seed { roles, host, port, reader, seeded_in: started.elapsed() })
+    Ok(Seed { roles, host, port, reader: tokio::sync::Mutex::new(reader), seeded_in: started.elapsed() })
 }
 
 /// Runs statements the harness wrote itself (fixed identifiers, hex passwords).
@@ -160,16 +161,16 @@ impl Seed {
     }
 
     /// Rows in the scratch table: a write probe that landed shows here.
-    pub async fn probe_t_rows(&mut self) -> Result<i64, String> {
+    pub async fn probe_t_rows(&self) -> Result<i64, String> {
         let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM probe_t")
-            .fetch_one(&mut self.reader)
+            .fetch_one(&mut *self.reader.lock().await)
             .await
             .map_err(|e| e.to_string())?;
         Ok(n)
     }
 
     /// What the write probes can change, read as the superuser.
-    pub async fn state(&mut self) -> Result<State, String> {
+    pub async fn state(&self) -> Result<State, String> {
         let (probe_t, tenants, notes, ddl, audit, seq): (Vec<String>, i64, i64, bool, bool, i64) = sqlx::query_as(
             "SELECT (SELECT coalesce(array_agg(v ORDER BY v), '{}') FROM probe_t),
                     (SELECT count(*) FROM tenant_notes WHERE tenant NOT IN ('tenant_a', 'tenant_b')),
@@ -178,7 +179,7 @@ impl Seed {
                     to_regclass('public.audit_probe') IS NOT NULL,
                     (SELECT coalesce(max(last_value), 0) FROM pg_sequences WHERE sequencename = 'audit_probe_id_seq')",
         )
-        .fetch_one(&mut self.reader)
+        .fetch_one(&mut *self.reader.lock().await)
         .await
         .map_err(|e| e.to_string())?;
         Ok(State {
@@ -192,19 +193,19 @@ impl Seed {
     }
 
     /// Rows of audit_probe whose statement mentions `marker`.
-    pub async fn audit_rows_with(&mut self, marker: &str) -> Result<i64, String> {
+    pub async fn audit_rows_with(&self, marker: &str) -> Result<i64, String> {
         let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM audit_probe WHERE statement LIKE '%' || $1 || '%'")
             .bind(marker)
-            .fetch_one(&mut self.reader)
+            .fetch_one(&mut *self.reader.lock().await)
             .await
             .map_err(|e| e.to_string())?;
         Ok(n)
     }
 
     /// Cancels queries of the seed roles still sleeping in pg_sleep (a runaway probe).
-    pub async fn cancel_runaways(&mut self) -> Result<(), String> {
+    pub async fn cancel_runaways(&self) -> Result<(), String> {
         exec(
-            &mut self.reader,
+            &mut *self.reader.lock().await,
             format!(
                 "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND pid <> pg_backend_pid() AND query LIKE '%{}%'",
                 crate::judge::db::RUNAWAY_MARKER
@@ -215,7 +216,7 @@ impl Seed {
 
     /// The roles (and whether each is a superuser or bypasses RLS) of connections to the
     /// seed database whose current query contains `marker`.
-    pub async fn roles_running(&mut self, marker: &str) -> Result<Vec<(String, bool)>, String> {
+    pub async fn roles_running(&self, marker: &str) -> Result<Vec<(String, bool)>, String> {
         let rows: Vec<(String, bool)> = sqlx::query_as(
             "SELECT DISTINCT a.usename::text, (r.rolsuper OR r.rolbypassrls)
              FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
@@ -223,7 +224,7 @@ impl Seed {
         )
         .bind(SEED_DB)
         .bind(marker)
-        .fetch_all(&mut self.reader)
+        .fetch_all(&mut *self.reader.lock().await)
         .await
         .map_err(|e| e.to_string())?;
         Ok(rows)
@@ -233,7 +234,7 @@ impl Seed {
     /// names, drops sm_ddl_probe, recreates audit_probe if a probe dropped it. When a
     /// server holds a lock, its connections are terminated and the reset retried once;
     /// the caveat that says so is returned.
-    pub async fn reset(&mut self) -> Result<Option<String>, String> {
+    pub async fn reset(&self) -> Result<Option<String>, String> {
         let sql = "
             SET lock_timeout = '5s';
             TRUNCATE probe_t;
@@ -248,14 +249,14 @@ impl Seed {
             ALTER TABLE audit_probe OWNER TO sm_admin;
             GRANT SELECT ON audit_probe TO sm_analyst, sm_support;
             RESET lock_timeout;";
-        if exec(&mut self.reader, sql.to_string()).await.is_ok() {
+        if exec(&mut *self.reader.lock().await, sql.to_string()).await.is_ok() {
             return Ok(None);
         }
         let terminate = format!(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{SEED_DB}' AND usename IN ('sm_analyst', 'sm_support', 'sm_admin')"
         );
-        exec(&mut self.reader, terminate).await?;
-        exec(&mut self.reader, sql.to_string()).await?;
+        exec(&mut *self.reader.lock().await, terminate).await?;
+        exec(&mut *self.reader.lock().await, sql.to_string()).await?;
         Ok(Some("the server held a lock on the scratch state; the harness terminated its database connections and reset again, so later probes ran on fresh connections".to_string()))
     }
 }
@@ -311,7 +312,7 @@ mod tests {
     #[tokio::test]
     async fn the_seed_enforces_its_controls() {
         let pg = EmbeddedPg::start().expect("the cluster starts");
-        let mut seed = create(&pg).await.expect("seeded");
+        let seed = create(&pg).await.expect("seeded");
         let admin = as_role(&seed, "sm_admin", "SELECT (SELECT count(*) FROM customers)::text || ' ' || current_user")
             .await
             .unwrap();

@@ -1,20 +1,20 @@
 //! Collects what the fs and effects packs judge: control reads, escape attempts,
 //! link probes, a large read and benign calls, each between two sandbox snapshots.
 
-use super::core::{call_text, plain_answer};
-use super::listener::Listener;
-use super::observer::Observer;
-use super::sandbox::{CONTROL_FILE, LARGE_FILE, Sandbox};
-use super::session::Reply;
-use super::{Live, Runner};
+use super::call::{SETTLE, call_text, plain_answer, watched};
 use crate::classify::Classification;
 use crate::judge::Answer;
-use crate::judge::fs::{BenignCall, FsCall, FsObservations, SandboxPaths, diff, expand_variant};
+use crate::judge::fs::{BenignCall, FsCall, FsObservations, SandboxPaths, expand_variant};
 use crate::registry::fs::{LINK_READS, LINK_WRITES, READ_VARIANTS, WRITE_VARIANTS};
+use crate::session::Reply;
+use crate::session::observer::Observer;
+use crate::session::runner::{Live, Runner};
+use crate::targets::sandbox::{CONTROL_FILE, LARGE_FILE};
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
+use std::time::Duration;
 
 static WRITER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new("(?i)write|save|create|put|append|edit|update|upload|mkdir|move|copy|rename|delete|remove|touch")
@@ -56,14 +56,13 @@ impl Target<'_> {
     }
 }
 
-struct Probe<'r, 'a, 'l> {
+struct Probe<'r, 'a> {
     runner: &'r mut Runner<'a>,
     live: &'r mut Live,
     observer: Observer,
-    listener: Option<&'l Listener>,
 }
 
-impl Probe<'_, '_, '_> {
+impl Probe<'_, '_> {
     async fn call(&mut self, probe: &str, t: &Target<'_>, target: &str, secrets: &[(&str, &str)]) -> FsCall {
         let tool = t.tool.name.as_str();
         let args = t.args(target);
@@ -78,21 +77,15 @@ impl Probe<'_, '_, '_> {
             changes: vec![],
             listener_hits: 0,
         };
-        if let Some(held) = self.runner.held(self.live).await {
-            return unsent(held.not_sent());
-        }
-        let before = self.observer.snapshot();
-        let hits_before = self.listener.map_or(0, Listener::hits);
         let what = format!("{probe} on {tool}");
-        let reply = self.runner.send_call(self.live, tool, args.clone(), &what, true).await;
-        // Give a connection made at the end of the call a moment to be accepted.
-        // Only benign calls are judged by the listener.
-        if self.listener.is_some() && matches!(probe, "control" | "benign") {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
-        let listener_hits = self.listener.map_or(0, Listener::hits) - hits_before;
-        let after = self.observer.snapshot();
-        let (answer, whole, text_bytes) = match reply {
+        // Only benign calls are judged by the listener: only they wait for a late connection.
+        let settle = if matches!(probe, "control" | "benign") { SETTLE } else { Duration::ZERO };
+        let watched = match watched(self.runner, self.live, &mut self.observer, tool, args.clone(), &what, settle).await
+        {
+            Ok(w) => w,
+            Err(held) => return unsent(held.not_sent()),
+        };
+        let (answer, whole, text_bytes) = match watched.reply {
             Reply::Result(r) => {
                 let (text, is_error) = call_text(&r);
                 let bytes = text.len();
@@ -117,8 +110,8 @@ impl Probe<'_, '_, '_> {
             answer,
             text_bytes,
             leaked,
-            changes: diff(&before, &after),
-            listener_hits,
+            changes: watched.changes,
+            listener_hits: watched.listener_hits,
         }
     }
 }
@@ -142,9 +135,8 @@ pub async fn collect(
     live: &mut Live,
     tools: &[ToolInfo],
     classes: &[Classification],
-    sandbox: &Sandbox,
-    listener: Option<&Listener>,
 ) -> FsObservations {
+    let (sandbox, listener) = (&runner.targets.sandbox, runner.targets.listener.as_ref());
     let large_limit = runner.config.setting_u64("fs-large-read", "max_bytes") as usize;
     let mut obs = FsObservations { large_limit, listener: listener.is_some(), ..Default::default() };
     let mut targets = Vec::new();
@@ -185,7 +177,7 @@ pub async fn collect(
     };
     let files = sandbox.files.clone();
     let secrets = [("canary", files.canary.as_str()), ("sibling root's canary", files.sibling.as_str())];
-    let mut p = Probe { runner, live, observer: Observer::new(sandbox.observed()), listener };
+    let mut p = Probe { runner, live, observer: Observer::new(sandbox.observed()) };
 
     // The server's own noise: what changes on a call that cannot do anything.
     obs.noise = super::effects::noise(p.runner, p.live, &mut p.observer).await;

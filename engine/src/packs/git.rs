@@ -2,24 +2,23 @@
 //! which the server may serve, and a canary repository beside the root it must not),
 //! then the repository-scope and option-injection probes on every read-only git tool.
 
-use super::core::call_answer;
-use super::listener::Listener;
-use super::observer::Observer;
-use super::sandbox::{Sandbox, random_hex};
-use super::{Live, Runner};
+use super::call::{call_answer, watched};
 use crate::classify::Classification;
 use crate::classify::has_word;
 use crate::judge::Answer;
-use crate::judge::fs::{BenignCall, FsCall, diff};
+use crate::judge::fs::{BenignCall, FsCall};
 use crate::judge::git::{Control, GitObservations, InjectionProbe, RepoChange, ScopeProbe};
 use crate::registry::git::{INJECTION_VARIANTS, SCOPE_VARIANTS};
+use crate::session::observer::Observer;
+use crate::session::runner::{Live, Runner};
+use crate::targets::repos::GitRepos;
 use crate::text::clip;
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::{Map, Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 /// Parameters that name the repository a git tool works on.
 const REPO_PARAMS: [&str; 5] = ["repo_path", "repository", "repo", "repo_dir", "repository_path"];
@@ -35,74 +34,6 @@ const WRITE_WORDS: [&str; 17] = [
     "create", "commit", "add", "reset", "checkout", "push", "pull", "merge", "init", "delete", "remove", "tag",
     "stash", "rebase", "apply", "clone", "fetch",
 ];
-
-/// The repositories of one run and the tokens they carry.
-pub struct GitRepos {
-    /// `{repo}`: inside the root; the repository the server may serve.
-    pub repo: PathBuf,
-    /// Beside the root: a repository the server must never serve.
-    pub canary_repo: PathBuf,
-    /// `{repo}-sibling`: another repository whose path starts with `{repo}`'s.
-    pub sibling: PathBuf,
-    /// In `{repo}`'s README and first commit.
-    pub control: String,
-    /// In every file and commit of the canary and sibling repositories.
-    pub canary: String,
-    /// The message of the one commit on `{repo}`'s branch sm-hidden.
-    pub hidden: String,
-}
-
-fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=sealmark", "-c", "user.email=sealmark@invalid", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .map_err(|e| format!("git could not be started ({e}); the git pack needs git on PATH"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
-    }
-}
-
-fn commit_repo(dir: &Path, home: &Path, file: &str, text: &str, message: &str) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    git(dir, home, &["init", "-q"])?;
-    std::fs::write(dir.join(file), text).map_err(|e| e.to_string())?;
-    git(dir, home, &["add", "-A"])?;
-    git(dir, home, &["commit", "-q", "-m", message])
-}
-
-/// Builds the repositories inside a fresh sandbox.
-pub fn create(sandbox: &Sandbox) -> Result<GitRepos, String> {
-    let home = sandbox.home();
-    let repos = GitRepos {
-        repo: sandbox.root().join("repo"),
-        canary_repo: sandbox.base().join("canary-repo"),
-        sibling: sandbox.root().join("repo-sibling"),
-        control: format!("sm-repo-control-{}", random_hex(8)),
-        canary: format!("sm-git-canary-{}", random_hex(8)),
-        hidden: format!("sm-hidden-{}", random_hex(8)),
-    };
-    let readme = format!("sealmark test repository\n{}\n", repos.control);
-    commit_repo(&repos.repo, &home, "README.md", &readme, &format!("first commit {}", repos.control))?;
-    git(&repos.repo, &home, &["checkout", "-q", "-b", "sm-hidden"])?;
-    git(&repos.repo, &home, &["commit", "-q", "--allow-empty", "-m", &repos.hidden])?;
-    git(&repos.repo, &home, &["checkout", "-q", "main"])?;
-    for dir in [&repos.canary_repo, &repos.sibling] {
-        let secret = format!("{}\n", repos.canary);
-        commit_repo(dir, &home, "secret.md", &secret, &format!("canary commit {}", repos.canary))?;
-    }
-    std::os::unix::fs::symlink(&repos.canary_repo, repos.repo.join("sm-link")).map_err(|e| e.to_string())?;
-    std::fs::write(repos.repo.join(".git/info/exclude"), "sm-link\n").map_err(|e| e.to_string())?;
-    Ok(repos)
-}
 
 /// One git tool the pack can call, with benign values for its required arguments.
 struct GitTool<'t> {
@@ -158,10 +89,9 @@ fn git_tool<'t>(tool: &'t ToolInfo, class: &Classification, repo: &Path) -> Resu
     Ok(GitTool { tool, repo_param, read_only, benign: benign_args, targets })
 }
 
-struct Caller<'r, 'a, 'l> {
+struct Caller<'r, 'a> {
     runner: &'r mut Runner<'a>,
     live: &'r mut Live,
-    listener: Option<&'l Listener>,
     /// Watches the sandbox, `{repo}` included: one snapshot per side of a call.
     observer: Observer,
 }
@@ -177,25 +107,24 @@ struct Called {
     listener_hits: u32,
 }
 
-impl Caller<'_, '_, '_> {
+impl Caller<'_, '_> {
     async fn call(&mut self, tool: &str, args: Map<String, Value>, probe: &str) -> Called {
         let nothing =
             |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![], listener_hits: 0 };
-        if let Some(held) = self.runner.held(self.live).await {
-            return nothing(held.not_sent());
-        }
-        let before = self.observer.snapshot();
-        let hits = self.listener.map_or(0, Listener::hits);
         let what = format!("{probe} on {tool}");
-        let reply = self.runner.send_call(self.live, tool, Value::Object(args), &what, true).await;
-        let answer = call_answer(Ok(reply));
+        let args = Value::Object(args);
+        let seen = match watched(self.runner, self.live, &mut self.observer, tool, args, &what, Duration::ZERO).await {
+            Ok(seen) => seen,
+            Err(held) => return nothing(held.not_sent()),
+        };
+        let answer = call_answer(Ok(seen.reply));
         let text = match &answer {
             Answer::Success { text } | Answer::ToolError { text } => text.clone(),
             Answer::RpcError { message, .. } => message.clone(),
             _ => String::new(),
         };
         let (mut effects, mut repo_changes) = (Vec::new(), Vec::new());
-        for change in diff(&before, &self.observer.snapshot()) {
+        for change in seen.changes {
             match change.strip_prefix("{sandbox}/repo/") {
                 // git keeps its own bookkeeping (the index, objects, logs) up to date as it reads.
                 Some(rest) if [".git/index", ".git/objects/", ".git/logs/"].iter().any(|s| rest.starts_with(s)) => {}
@@ -208,8 +137,7 @@ impl Caller<'_, '_, '_> {
             Answer::Success { text } => Answer::Success { text: clip(&text, 300) },
             other => other,
         };
-        let listener_hits = self.listener.map_or(0, Listener::hits) - hits;
-        Called { answer, text, effects, repo_changes, listener_hits }
+        Called { answer, text, effects, repo_changes, listener_hits: seen.listener_hits }
     }
 }
 
@@ -219,10 +147,10 @@ pub async fn collect(
     live: &mut Live,
     tools: &[ToolInfo],
     classes: &[Classification],
-    sandbox: &Sandbox,
     repos: &GitRepos,
-    listener: Option<&Listener>,
 ) -> (GitObservations, Vec<BenignCall>) {
+    let owned = runner.targets;
+    let sandbox = &owned.sandbox;
     let mut benign = Vec::new();
     let mut obs = GitObservations::default();
     let mut targets = Vec::new();
@@ -250,12 +178,12 @@ pub async fn collect(
             }
         }
     }
-    let mut caller = Caller { runner, live, listener, observer: Observer::new(sandbox.observed()) };
+    let mut caller = Caller { runner, live, observer: Observer::new(sandbox.observed()) };
     let root = sandbox.root();
     let scope_paths: Vec<(&'static str, &'static str, String)> = SCOPE_VARIANTS
         .iter()
         .map(|v| {
-            let real = sandbox.expand(&v.sends.replace("{canary_repo}", &repos.canary_repo.to_string_lossy()));
+            let real = owned.expand(&v.sends.replace("{canary_repo}", &repos.canary_repo.to_string_lossy()));
             (v.name, v.sends, real)
         })
         .collect();
@@ -324,7 +252,7 @@ pub async fn collect(
         obs.injection_controls.push(Control { tool: name.to_string(), answer: c.answer });
         for param in &t.targets {
             for v in &INJECTION_VARIANTS {
-                let value = sandbox.expand(v.sends);
+                let value = owned.expand(v.sends);
                 let mut args = t.benign.clone();
                 args.insert(param.clone(), json!(value));
                 let during = format!("{} in {param}", v.name);

@@ -1,9 +1,7 @@
 //! Collects what the db pack judges: the control query and the write probes, sent to a
 //! server instance started as sm_admin, with the state reader before and after each.
 
-use super::core::{self as core_collect, call_answer};
-use super::seed::Seed;
-use super::{Live, RunError, Runner};
+use super::call::call_answer;
 use crate::classify::classify_declared;
 use crate::judge::Answer;
 use crate::judge::db::{
@@ -14,6 +12,9 @@ use crate::registry::db::{
     AUDIT_PROBE, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE, RLS_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES,
     WRITE_PROBES,
 };
+use crate::session::runner::{Live, Runner};
+use crate::targets::RunError;
+use crate::targets::seed::Seed;
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value};
 
@@ -22,7 +23,7 @@ const ROLE: &str = "sm_admin";
 /// Starts the server once per role and sends each role its probes: the control, writes,
 /// indirect forms, a runaway result and a runaway query as sm_admin; the database
 /// controls as sm_analyst and sm_support; and, for every instance, the privilege probe.
-pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObservations, RunError> {
+pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservations, RunError> {
     let mut obs = DbObservations {
         row_cap_limit: runner.config.setting_u64("db-row-cap", "row_cap") as usize,
         ..Default::default()
@@ -33,7 +34,7 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &mut Seed) -> Result<DbObser
     for role in [ROLE, "sm_analyst", "sm_support"] {
         runner.vars = seed.placeholders(role);
         let Ok(mut live) = runner.launch().await else { continue };
-        let (handshake, caps) = core_collect::open(&mut live.session).await;
+        let (handshake, caps) = live.session.handshake().await;
         if caps.is_none() {
             if let crate::judge::core::HandshakeObs::NoAnswer { reason } = handshake {
                 runner.gaps.push(format!("db: the server started as {role} did not complete the handshake ({reason})"));
@@ -247,7 +248,7 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
 struct Ctx<'c, 'r, 'a> {
     runner: &'c mut Runner<'r>,
     live: &'c mut Live,
-    seed: &'c mut Seed,
+    seed: &'c Seed,
     tool: &'a str,
     param: &'a str,
     role: &'a str,
@@ -317,7 +318,7 @@ impl Ctx<'_, '_, '_> {
             done.set(true);
             reply
         };
-        let seed = &mut *self.seed;
+        let seed = self.seed;
         let watch = async {
             for _ in 0..20 {
                 if done.get() {
@@ -346,7 +347,7 @@ impl Ctx<'_, '_, '_> {
         }
         let args = self.args(PRIVILEGE_PROBE.sends);
         let request = self.runner.send_call(self.live, self.tool, args, "privilege", true);
-        let seed = &mut *self.seed;
+        let seed = self.seed;
         let watch = async {
             let mut seen: Vec<(String, bool)> = Vec::new();
             for _ in 0..8 {

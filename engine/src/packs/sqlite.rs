@@ -1,9 +1,6 @@
 //! The sqlite pack's target and collection: a seeded SQLite file (`{sqlite}`), read
 //! directly before and after every probe, restored from a pristine copy after writes.
 
-use super::observer::Observer;
-use super::sandbox::Sandbox;
-use super::{Live, Runner};
 use crate::classify::Classification;
 use crate::classify::sql_writes;
 use crate::judge::Answer;
@@ -13,34 +10,14 @@ use crate::judge::sqlite::{CONTROL_SQL, ROW_CAP_ROWS, SqliteObservations, WRITE_
 use crate::registry::sqlite::{
     ATTACH_PROBES, FORM_PROBES, LOAD_EXTENSION_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES, WRITE_PROBES,
 };
+use crate::session::observer::Observer;
+use crate::session::runner::{Live, Runner};
+use crate::targets::sandbox::Sandbox;
+use crate::targets::sqlite::pristine;
 use crate::tools::ToolInfo;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
-use std::path::{Path, PathBuf};
-
-/// Creates the seeded file and its pristine copy under the sandbox directory (outside
-/// the observed directories); returns the file's path.
-pub fn seed(sandbox: &Sandbox) -> Result<PathBuf, String> {
-    let dir = sandbox.base().join("sqlite");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let path = dir.join("seed.sqlite");
-    let conn = Connection::open(&path).map_err(|e| e.to_string())?;
-    conn.execute_batch(
-        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, tenant TEXT NOT NULL);
-         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
-         INSERT INTO customers SELECT i, 'Customer ' || i, 'customer' || i || '@seed.sealmark.invalid',
-                CASE WHEN i % 2 = 0 THEN 'tenant_a' ELSE 'tenant_b' END FROM n;
-         CREATE TABLE probe_t (id INTEGER, v TEXT);",
-    )
-    .map_err(|e| e.to_string())?;
-    drop(conn);
-    std::fs::copy(&path, pristine(&path)).map_err(|e| e.to_string())?;
-    Ok(path)
-}
-
-fn pristine(path: &Path) -> PathBuf {
-    path.with_extension("pristine")
-}
+use std::path::Path;
 
 /// What the write probes can change, read straight from the file.
 fn state(path: &Path) -> Result<Vec<String>, String> {
@@ -83,7 +60,6 @@ pub async fn collect(
     live: &mut Live,
     tools: &[ToolInfo],
     classes: &[Classification],
-    sandbox: &Sandbox,
     path: &Path,
 ) -> SqliteObservations {
     let mut obs = SqliteObservations {
@@ -107,6 +83,7 @@ pub async fn collect(
             }
         }
     }
+    let sandbox = &runner.targets.sandbox;
     let mut observer = Observer::new(sandbox.observed());
     let canary = sandbox.canary_dir().to_string_lossy().into_owned();
     let limit = obs.row_cap_limit;
@@ -225,7 +202,7 @@ impl Ctx<'_, '_, '_> {
         args.insert(self.param.to_string(), Value::String(sql.to_string()));
         let what = format!("{probe} on {}", self.tool);
         let reply = self.runner.call_tool(self.live, self.tool, Value::Object(args), &what, count).await;
-        call.answer = super::core::call_answer(reply);
+        call.answer = super::call::call_answer(reply);
         call
     }
 }

@@ -3,16 +3,14 @@
 //! name, called once with harmless values between two sandbox snapshots and with the
 //! listener's count. Git tools get theirs from the git pack's controls.
 
-use super::core::{call_answer, call_text};
-use super::listener::Listener;
-use super::observer::Observer;
-use super::sandbox::Sandbox;
-use super::session::Reply;
-use super::{Live, Runner};
+use super::call::{SETTLE, call_answer, call_text, watched};
 use crate::classify::Classification;
 use crate::classify::has_word;
 use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall, diff};
+use crate::session::Reply;
+use crate::session::observer::Observer;
+use crate::session::runner::{Live, Runner};
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
 
@@ -81,10 +79,9 @@ pub async fn collect(
     live: &mut Live,
     tools: &[ToolInfo],
     classes: &[Classification],
-    sandbox: &Sandbox,
-    listener: Option<&Listener>,
     done: &[String],
 ) -> (Vec<BenignCall>, Vec<String>) {
+    let (sandbox, listener) = (&runner.targets.sandbox, runner.targets.listener.as_ref());
     let mut observer = Observer::new(sandbox.observed());
     let control_url = listener.map(|l| format!("{}/control", l.url())).unwrap_or_default();
     let mut out = Vec::new();
@@ -111,23 +108,20 @@ pub async fn collect(
             changes: vec![],
             listener_hits: 0,
         };
-        if let Some(held) = runner.held(live).await {
-            call.answer = held.not_sent();
-        } else {
-            let before = observer.snapshot();
-            let hits = listener.map_or(0, Listener::hits);
-            let what = format!("benign on {}", tool.name);
-            let reply = runner.send_call(live, &tool.name, shown, &what, true).await;
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-            call.listener_hits = listener.map_or(0, Listener::hits) - hits;
-            call.changes = diff(&before, &observer.snapshot());
-            if let Reply::Result(r) = &reply {
-                call.text_bytes = call_text(r).0.len();
+        let what = format!("benign on {}", tool.name);
+        match watched(runner, live, &mut observer, &tool.name, shown, &what, SETTLE).await {
+            Err(held) => call.answer = held.not_sent(),
+            Ok(seen) => {
+                call.listener_hits = seen.listener_hits;
+                call.changes = seen.changes;
+                if let Reply::Result(r) = &seen.reply {
+                    call.text_bytes = call_text(r).0.len();
+                }
+                call.answer = match call_answer(Ok(seen.reply)) {
+                    Answer::Success { text } => Answer::Success { text: crate::text::clip(&text, 300) },
+                    other => other,
+                };
             }
-            call.answer = match call_answer(Ok(reply)) {
-                Answer::Success { text } => Answer::Success { text: crate::text::clip(&text, 300) },
-                other => other,
-            };
         }
         let _ = sandbox.restore();
         out.push(BenignCall {

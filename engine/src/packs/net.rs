@@ -1,16 +1,15 @@
 //! Collects what the net pack judges: a control fetch, every spelling of the listener's
 //! address, other schemes and an oversized reply, each tied to the listener's record.
 
-use super::core::call_text;
-use super::listener::{CONTROL_BODY, Listener};
-use super::sandbox::Sandbox;
-use super::session::Reply;
-use super::{Live, Runner};
+use super::call::call_text;
 use crate::classify::Classification;
 use crate::classify::url_flag;
 use crate::judge::net::{BigProbe, NetObservations, NetProbe, expand};
 use crate::judge::refusal::Delivery;
 use crate::registry::net::{OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
+use crate::session::Reply;
+use crate::session::runner::{Live, Runner};
+use crate::targets::listener::{CONTROL_BODY, Listener};
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value};
 
@@ -118,10 +117,11 @@ pub async fn collect(
     live: &mut Live,
     tools: &[ToolInfo],
     classes: &[Classification],
-    sandbox: &Sandbox,
     listener: &Listener,
 ) -> NetObservations {
-    let control_url = runner.config.net_control_url.as_ref().map(|u| sandbox.expand(u));
+    let targets = runner.targets;
+    let sandbox = &targets.sandbox;
+    let control_url = runner.config.net_control_url.as_ref().map(|u| targets.expand(u));
     let mut obs = NetObservations { control_url: control_url.clone(), ..Default::default() };
     let mut targets = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {

@@ -23,10 +23,8 @@ pub struct Hit {
     /// The request line (`GET /t/sm001`), or the first bytes of a connection that did not speak HTTP.
     pub line: String,
     pub path: String,
-    #[expect(dead_code, reason = "recorded now; the upstream and http packs will read them")]
     pub headers: Vec<(String, String)>,
     /// Bytes the client sent before the listener answered.
-    #[expect(dead_code, reason = "recorded now; the upstream and http packs will read them")]
     pub received: usize,
     /// For the oversized route: bytes written before the client stopped reading, and
     /// whether all of them were written.

@@ -3,13 +3,19 @@
 //! The harness speaks the wire itself so that it sees every byte the server sends,
 //! bounds every read and every wait, and can send what a typed client never would
 //! (a line that is not JSON, a call whose name is a number). Message shapes come
-//! from rmcp's model types.
+//! from rmcp's model types. The `runner` starts, books and restarts the server a
+//! session talks to.
 
-use super::json_cost;
-use super::process::{Line, MAX_LINE};
+pub mod json_cost;
+pub mod observer;
+pub mod process;
+pub mod runner;
+
+use crate::judge::core::HandshakeObs;
 use crate::judge::core::{EchoScan, EchoScanner};
 use crate::record::Unasked;
 use crate::text::clip;
+use process::{Line, MAX_LINE};
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -207,7 +213,7 @@ const OPEN_IDS: usize = 4096;
 impl Ids {
     fn new() -> Ids {
         let mut key = [0u8; 16];
-        super::sandbox::fill_random(&mut key);
+        crate::targets::sandbox::fill_random(&mut key);
         Ids { key, counter: 0, open: Default::default(), order: VecDeque::new() }
     }
 
@@ -779,4 +785,44 @@ fn http_error(id: Option<&Value>, status: reqwest::StatusCode, body: &[u8]) -> V
         "id": id.cloned().unwrap_or(Value::Null),
         "error": {"code": -i64::from(status.as_u16()), "message": format!("HTTP {status}: {}", clip(&String::from_utf8_lossy(body), 200))}
     })
+}
+
+impl Session {
+    /// Sends initialize and, when it is answered, the initialized notification: the
+    /// handshake as the core pack judges it, and the server's capabilities when it
+    /// completed.
+    pub async fn handshake(&mut self) -> (HandshakeObs, Option<Value>) {
+        let offered = Session::offered_version();
+        match self.request("initialize", Session::initialize_params(), "initialize").await {
+            Reply::Result(result) => {
+                let negotiated = result.get("protocolVersion").and_then(Value::as_str).unwrap_or(&offered).to_string();
+                self.initialized(&negotiated).await;
+                let caps = result.get("capabilities").cloned();
+                (HandshakeObs::Answered { offered, result }, caps)
+            }
+            Reply::Error { code, message } => (HandshakeObs::Rejected { offered, code, message }, None),
+            Reply::Timeout { .. } => {
+                let mut reason = format!("no answer within {}s", self.timeout.as_secs());
+                if let Some(first) = &self.unasked.first_junk_line {
+                    let n = self.unasked.junk_lines;
+                    reason.push_str(&format!(
+                        "; it wrote {n} line(s) that are not JSON, the first: \"{}\"",
+                        clip(first, 60)
+                    ));
+                }
+                if let Some(first) = &self.unasked.first_unsolicited_answer {
+                    reason.push_str(&format!("; it answered a request id never sent: {}", clip(first, 80)));
+                }
+                (HandshakeObs::NoAnswer { reason }, None)
+            }
+            Reply::Silence => (HandshakeObs::NoAnswer { reason: "the server answered nothing".to_string() }, None),
+            Reply::TooLarge { bytes } => (
+                HandshakeObs::NoAnswer {
+                    reason: format!("its answer was {bytes} bytes, too large for the harness to parse"),
+                },
+                None,
+            ),
+            Reply::Gone(why) => (HandshakeObs::NoAnswer { reason: format!("the server went away ({why})") }, None),
+        }
+    }
 }

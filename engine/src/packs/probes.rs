@@ -2,12 +2,7 @@
 //! warning), and the custom checks, each probe observed through the sandbox, the
 //! listener, the upstream stub and the server log.
 
-use super::core::plain_answer;
-use super::listener::Listener;
-use super::sandbox::{Sandbox, random_hex};
-use super::session::Reply;
-use super::upstream::Stub;
-use super::{Live, RunError, Runner};
+use super::call::plain_answer;
 use crate::classify::{Class, classify};
 use crate::config::probes::{DB_PLACEHOLDERS, schema_mismatch, strings_in, target_refusal};
 use crate::judge::Answer;
@@ -15,19 +10,16 @@ use crate::judge::credential::Caller;
 use crate::judge::custom::{FileSeen, ProbeObs, ProbeOutcome, RequestSeen, Seen, evaluate};
 use crate::judge::custom::{Identity, Probe};
 use crate::record::ProbeCall;
+use crate::session::Reply;
+use crate::session::runner::{Live, Runner};
+use crate::targets::RunError;
+use crate::targets::listener::Listener;
+use crate::targets::sandbox::random_hex;
+use crate::targets::stub::Stub;
 use crate::tools::ToolInfo;
 use crate::upstream::{Body, Reply as StubReply};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
-
-/// What the probes can observe besides the server's answer.
-pub struct Targets<'t> {
-    pub sandbox: &'t Sandbox,
-    pub listener: Option<&'t Listener>,
-    pub stub: Option<&'t Stub>,
-    /// `--active`: probes that make the server run commands may run.
-    pub active: bool,
-}
 
 /// The checks that need the server's tool list, made before any probe is sent: the
 /// tool exists, a classified parameter holds a harness target, a command probe is
@@ -78,16 +70,12 @@ pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) ->
 
 /// Makes every valid call once; returns what each did, and the tools that answered
 /// without an error.
-pub async fn valid_calls(
-    runner: &mut Runner<'_>,
-    live: &mut Live,
-    targets: &Targets<'_>,
-) -> (Vec<ProbeCall>, Vec<String>) {
+pub async fn valid_calls(runner: &mut Runner<'_>, live: &mut Live) -> (Vec<ProbeCall>, Vec<String>) {
     let probes: Vec<Probe> = runner.config.probes.iter().filter(|p| !p.is_check()).cloned().collect();
     let mut out = Vec::new();
     let mut answered = Vec::new();
     for p in &probes {
-        let obs = observe(runner, live, targets, p).await;
+        let obs = observe(runner, live, p).await;
         if let ProbeOutcome::Observed(seen) = &obs.outcome
             && matches!(seen.answer, Answer::Success { .. })
         {
@@ -109,12 +97,12 @@ pub async fn valid_calls(
 }
 
 /// Runs every probe of every custom check.
-pub async fn custom_checks(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>) -> Vec<(Probe, ProbeObs)> {
+pub async fn custom_checks(runner: &mut Runner<'_>, live: &mut Live) -> Vec<(Probe, ProbeObs)> {
     let probes: Vec<Probe> = runner.config.probes.iter().filter(|p| p.is_check()).cloned().collect();
     let mut out = Vec::new();
     for p in probes {
-        let obs = observe(runner, live, targets, &p).await;
-        let _ = targets.sandbox.restore();
+        let obs = observe(runner, live, &p).await;
+        let _ = runner.targets.sandbox.restore();
         out.push((p, obs));
     }
     out
@@ -122,7 +110,9 @@ pub async fn custom_checks(runner: &mut Runner<'_>, live: &mut Live, targets: &T
 
 /// One probe: its arguments filled, its call made (in its caller's session), and
 /// everything its clauses may read, recorded.
-async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>, p: &Probe) -> ProbeObs {
+async fn observe(runner: &mut Runner<'_>, live: &mut Live, p: &Probe) -> ProbeObs {
+    let targets = runner.targets;
+    let (listener, stub) = (targets.listener.as_ref(), targets.stub.as_ref());
     let token = format!("sm{}", random_hex(6));
     let mut obs = ProbeObs {
         name: p.name.clone(),
@@ -145,14 +135,14 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
     }
     let args: Map<String, Value> = p.args.iter().map(|(k, v)| (k.clone(), fill(runner, v, &token))).collect();
     let mut minted = Vec::new();
-    if let (Some(stub), Some(reply)) = (targets.stub, &p.upstream_reply) {
+    if let (Some(stub), Some(reply)) = (stub, &p.upstream_reply) {
         stub.script(Some(mint_markers(reply, &mut minted)));
     }
     let paths: Vec<(String, std::path::PathBuf)> =
         p.expect.paths().map(|path| (path.clone(), runner.expand(path).into())).collect();
     let before_files: Vec<Option<String>> = paths.iter().map(|(_, real)| file_state(real)).collect();
-    let before_hits = targets.listener.map(Listener::hits);
-    let before_stub = targets.stub.map(Stub::count);
+    let before_hits = listener.map(Listener::hits);
+    let before_stub = stub.map(Stub::count);
     let before_log = live.process.as_ref().map(|proc| proc.log_snapshot());
 
     let started = Instant::now();
@@ -176,7 +166,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
                 Ok(r) => r,
                 Err(why) => {
                     obs.outcome = ProbeOutcome::Unjudged(why);
-                    if let Some(stub) = targets.stub {
+                    if let Some(stub) = stub {
                         stub.script(None);
                     }
                     return obs;
@@ -186,7 +176,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    if let Some(stub) = targets.stub {
+    if let Some(stub) = stub {
         stub.script(None);
     }
     let response_bytes = match &reply {
@@ -206,7 +196,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
         .zip(before_files)
         .map(|((shown, real), before)| FileSeen { path: shown.clone(), before, after: file_state(real) })
         .collect();
-    let upstream = targets.stub.zip(before_stub).map(|(stub, from)| {
+    let upstream = stub.zip(before_stub).map(|(stub, from)| {
         stub.since(from)
             .into_iter()
             .map(|r| {
@@ -227,7 +217,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, targets: &Targets<'_>
         elapsed_ms,
         response_bytes,
         files,
-        listener_hits: targets.listener.zip(before_hits).map(|(l, b)| l.hits().saturating_sub(b)),
+        listener_hits: listener.zip(before_hits).map(|(l, b)| l.hits().saturating_sub(b)),
         upstream,
         token_echoed: (!minted.is_empty()).then(|| minted.iter().any(|m| reply_text.contains(m.as_str()))),
         log,
@@ -257,7 +247,7 @@ async fn call_as(
 }
 
 /// A probe value with `{token}` and the harness placeholders filled, at any depth.
-pub(super) fn fill(runner: &Runner<'_>, v: &Value, token: &str) -> Value {
+pub(crate) fn fill(runner: &Runner<'_>, v: &Value, token: &str) -> Value {
     match v {
         Value::String(s) => Value::String(runner.expand(&s.replace("{token}", token))),
         Value::Array(items) => Value::Array(items.iter().map(|x| fill(runner, x, token)).collect()),

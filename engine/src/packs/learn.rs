@@ -3,10 +3,10 @@
 //! code still validates `path`). The handshake check reports the schema as it is; this
 //! lets the packs still aim the tools that their names and descriptions place.
 
-use super::{Live, Runner};
 use crate::classify::Classification;
 use crate::classify::{class_params, params_in_error, schema_is_empty};
 use crate::judge::Answer;
+use crate::session::runner::{Live, Runner};
 use crate::tools::ToolInfo;
 use regex::Regex;
 use serde_json::json;
@@ -21,7 +21,7 @@ pub async fn params(runner: &mut Runner<'_>, live: &mut Live, tools: &mut [ToolI
             continue;
         }
         let what = format!("learn on {}", tool.name);
-        let answer = super::core::call_answer(runner.call_tool(live, &tool.name, json!({}), &what, true).await);
+        let answer = super::call::call_answer(runner.call_tool(live, &tool.name, json!({}), &what, true).await);
         let text = match &answer {
             Answer::Success { text } | Answer::ToolError { text } => text.clone(),
             Answer::RpcError { message, .. } => message.clone(),

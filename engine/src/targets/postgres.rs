@@ -106,7 +106,7 @@ impl EmbeddedPg {
                 // pg_ctl has exited, so the postmaster is sealmark's child now (sealmark
                 // reaps orphans): it is the harness's own, never a server's stray.
                 if let Some(pid) = pg.postmaster() {
-                    super::process::own(pid);
+                    crate::children::own(pid);
                 }
                 pg.startup = started.elapsed();
                 return Ok(pg);
@@ -152,10 +152,10 @@ impl EmbeddedPg {
             }
             if let Some(pid) = postmaster {
                 // Our child once pg_ctl exited: its exit is collected, and it is ours no more.
-                super::process::reap(&[pid]);
-                super::process::disown(pid);
+                crate::children::reap(&[pid]);
+                crate::children::disown(pid);
             }
-            super::cleanup_note("stopped the embedded Postgres and removed its data directory".to_string());
+            crate::children::cleanup_note("stopped the embedded Postgres and removed its data directory".to_string());
         }
     }
 

@@ -2,7 +2,7 @@
 //! on its own, not through a client library's habits), and the server's listening
 //! sockets from the process table.
 
-use super::process::marked_pids;
+use crate::children::marked_pids;
 use crate::judge::http::{Exchange, FOREIGN_ORIGINS, HttpObservations, TlsObs, on_loopback};
 use crate::text::clip;
 use regex::Regex;
@@ -121,7 +121,7 @@ pub async fn collect(
     if !credentials.is_empty() {
         let names: Vec<&str> = credentials.iter().map(String::as_str).collect();
         obs.no_credential = Some(p.send("no credential", Method::POST, Some(&init), &names, &[]).await);
-        let made_up = format!("sm-invalid-{}", super::sandbox::random_hex(8));
+        let made_up = format!("sm-invalid-{}", crate::targets::sandbox::random_hex(8));
         let wrong: Vec<(String, String)> = p
             .headers
             .iter()
@@ -162,7 +162,7 @@ pub async fn collect(
         .await,
     );
     if session.is_some() {
-        let unknown = format!("sm-unknown-{}", super::sandbox::random_hex(8));
+        let unknown = format!("sm-unknown-{}", crate::targets::sandbox::random_hex(8));
         let h = [("mcp-session-id", unknown.as_str()), ("mcp-protocol-version", VERSION)];
         obs.unknown_session =
             Some(p.send("tools/list, an Mcp-Session-Id never issued", Method::POST, Some(LIST), &[], &h).await);

@@ -2,13 +2,17 @@
 //! would, read what it declares, and say what a run would do with it, without
 //! sending a single probe.
 
-use super::{RunError, RunOptions, Runner, core, db, probes};
+use crate::applies::{Situation, applies};
 use crate::classify::Classification;
 use crate::classify::classify_declared;
 use crate::config::Config;
 use crate::config::probes::PATH_PLACEHOLDERS;
 use crate::model::Pack;
+use crate::packs::probes;
 use crate::registry::pack_doc;
+use crate::run::RunOptions;
+use crate::session::runner::Runner;
+use crate::targets::{RunError, Targets, Wanted, db};
 use crate::tools::ToolInfo;
 use serde_json::{Map, Value, json};
 
@@ -29,22 +33,24 @@ pub struct Inspection {
 /// Starts the server as `run` would, completes the handshake, lists its tools, stops it.
 pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection, RunError> {
     // The listener and the stub stay up while the server runs: it may reach for them.
-    let (mut sandbox, _listener, _stub) = super::start_targets(config, 1024).await?;
-    let database = if db::config_uses_db(config) { Some(db::prepare(&options.db).await) } else { None };
-    let vars = match &database {
-        Some(Ok(d)) => d.seed.placeholders(db::SESSION_ROLE),
-        _ => db::empty_placeholders(),
+    let wanted = Wanted {
+        db: &options.db,
+        identity_a: options.identity_a.clone(),
+        identity_b: options.identity_b.clone(),
+        active: options.active,
+        large_bytes: 1024,
     };
-    let mut runner = Runner::new(config, &sandbox, vars, options);
+    let mut targets = Targets::start(config, wanted).await?;
+    let mut runner = Runner::new(config, &targets, targets.db_placeholders(db::SESSION_ROLE));
     let mut live = runner.launch().await?;
-    let (handshake, caps) = core::open(&mut live.session).await;
+    let (handshake, caps) = live.session.handshake().await;
     let mut inspection = Inspection {
         unreachable: None,
         tools: Vec::new(),
         classes: Vec::new(),
         probe_problems: None,
         leftovers: Vec::new(),
-        database: database.as_ref().map(|d| d.as_ref().map(|d| d.summary.clone()).map_err(Clone::clone)),
+        database: targets.database.as_ref().map(|d| d.as_ref().map(|d| d.summary.clone()).map_err(Clone::clone)),
     };
     match caps {
         Some(_) => {
@@ -67,7 +73,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
     runner.retire(&mut live).await;
     inspection.leftovers = std::mem::take(&mut runner.leftovers);
     drop(runner);
-    sandbox.clean_up();
+    targets.sandbox.clean_up();
     Ok(inspection)
 }
 
@@ -75,9 +81,6 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
 /// warnings about paths the sandbox does not cover.
 pub fn report(config: &Config, inspection: &Inspection) -> String {
     let mut out = String::new();
-    let tools_of = |class: &str| -> Vec<&str> {
-        inspection.classes.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect()
-    };
     match &inspection.unreachable {
         Some(why) => out.push_str(&format!("server: not reached: {why}\n")),
         None => out.push_str(&format!(
@@ -90,7 +93,13 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         out.push_str(&format!("  {}  {}  {}  ← {}\n", c.tool, c.class, c.confidence, c.reason));
     }
     out.push('\n');
-    let sql = tools_of("sql");
+    let known = Situation {
+        config,
+        classes: Some(&inspection.classes),
+        database: inspection.database.as_ref().map(|d| d.as_ref().map(|_| ()).map_err(String::as_str)),
+        // The listener is bound before the server starts; a run without it says so.
+        listener: true,
+    };
     for pack in Pack::ALL {
         let doc = pack_doc(pack);
         let line = if !config.runs_pack(pack) {
@@ -104,46 +113,20 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         } else if !doc.built {
             "not built in this version of sealmark".to_string()
         } else {
-            match pack {
-                Pack::Core => "runs".to_string(),
-                Pack::Db => match &inspection.database {
-                    None => {
-                        "would not run: the server config has no {dsn}/{host}/{port}/{user}/{password}/{db} placeholder"
-                            .to_string()
+            match applies(pack, &known) {
+                Err(why) => format!("would not run: {why}"),
+                Ok(tools) if !tools.is_empty() => format!("runs on {}", tools.join(", ")),
+                Ok(_) => match (pack, &inspection.database) {
+                    (Pack::Db, Some(Ok(summary))) => format!("runs ({summary})"),
+                    (Pack::Upstream, _) if !config.server.headers.values().any(|h| h.contains("{bearer}")) => {
+                        "runs; upstream-credential is n/a without {bearer} in server.headers".to_string()
                     }
-                    Some(Err(why)) => format!("would not run: {why}"),
-                    Some(Ok(_)) if sql.is_empty() && config.sql_tools.is_empty() => {
-                        "would not run: no SQL tool found".to_string()
+                    (Pack::Custom, _) => {
+                        let n = config.probes.iter().filter(|p| p.is_check()).count();
+                        format!("runs {n} probe(s) with a check")
                     }
-                    Some(Ok(summary)) => format!("runs ({summary})"),
+                    _ => "runs".to_string(),
                 },
-                Pack::Sqlite if !config.server_mentions("{sqlite}") => {
-                    "would not run: the server config has no {sqlite} placeholder".to_string()
-                }
-                Pack::Sqlite | Pack::SqlGuard if sql.is_empty() && config.sql_tools.is_empty() => {
-                    "would not run: no SQL tool found (by classification or sql_tools)".to_string()
-                }
-                Pack::Fs | Pack::Effects => runs_on(&tools_of("path"), "path"),
-                Pack::Net => runs_on(&tools_of("url"), "url"),
-                Pack::Git if !tools_of("git").is_empty() && !config.server_mentions("{repo}") => {
-                    "would not run: the server config has no {repo} placeholder (e.g. --repository {repo})".to_string()
-                }
-                Pack::Git => runs_on(&tools_of("git"), "git"),
-                Pack::Http if config.server.url.is_none() => {
-                    "would not run: a stdio server (the http pack needs server.url)".to_string()
-                }
-                Pack::Scope => {
-                    let names: Vec<&str> = config.scope.tools.iter().map(|t| t.tool.as_str()).collect();
-                    format!("runs on {}", names.join(", "))
-                }
-                Pack::Upstream if !config.server.headers.values().any(|h| h.contains("{bearer}")) => {
-                    "runs; upstream-credential is n/a without {bearer} in server.headers".to_string()
-                }
-                Pack::Custom => {
-                    let n = config.probes.iter().filter(|p| p.is_check()).count();
-                    format!("runs {n} probe(s) with a check")
-                }
-                _ => "runs".to_string(),
             }
         };
         out.push_str(&format!("{:10} {line}\n", pack.id()));
@@ -166,14 +149,6 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         out.push_str(&format!("\nthe server left processes behind: {}\n", inspection.leftovers.join(", ")));
     }
     out
-}
-
-fn runs_on(tools: &[&str], class: &str) -> String {
-    if tools.is_empty() {
-        format!("would not run: no {class} tool found")
-    } else {
-        format!("runs on {}", tools.join(", "))
-    }
 }
 
 /// Config values that name an absolute path outside the sandbox: writes there are not
