@@ -96,6 +96,10 @@ fn mismatches(mode: &str, want: [Verdict; 5], probe: &str) -> Vec<String> {
     let scratch = Scratch::new();
     let (rec, stderr) = json_run(&scratch, &config(&scratch, mode, ""), &[]);
     let mut out = Vec::new();
+    // A server that was never reached has no candidate checks at all: say why first.
+    if verdict(&rec, "handshake") != Pass {
+        return vec![format!("{mode}: the handshake failed: {stderr}")];
+    }
     for (id, want) in CHECKS.iter().zip(want) {
         let got = verdict(&rec, id);
         let c = check_of(&rec, id);
@@ -111,9 +115,6 @@ fn mismatches(mode: &str, want: [Verdict; 5], probe: &str) -> Vec<String> {
                 out.push(format!("{mode}: {id} evidence does not say what reached the stub: {e}"));
             }
         }
-    }
-    if verdict(&rec, "handshake") != Pass {
-        out.push(format!("{mode}: the handshake failed: {stderr}"));
     }
     let text = rec.to_string();
     if text.contains("sm_a_") || text.contains("sm_b_") {
