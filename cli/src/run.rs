@@ -6,11 +6,12 @@ use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
 use sealmark_engine::model::Pack;
-use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_saved};
+use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_baseline, read_saved};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
 use sealmark_engine::text::visible;
+use std::io::IsTerminal;
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> u8 {
@@ -40,7 +41,7 @@ pub fn run(args: RunArgs) -> u8 {
         return usage_error(format!("--out: {} is a directory; use --out-dir for a folder of reports", out.display()));
     }
     let baseline = match &args.baseline {
-        Some(path) => match load_record(path) {
+        Some(path) => match load_baseline(path) {
             Ok(r) => Some(r),
             Err(code) => return code,
         },
@@ -133,6 +134,9 @@ fn live(args: &RunArgs) -> Result<Record, u8> {
         identity_b,
         active: args.active,
     };
+    for warning in config.paths_outside_sandbox() {
+        eprintln!("sealmark: warning: {warning}");
+    }
     eprintln!("sealmark: running {}", describe_target(&config));
     let record = match crate::interrupt::run_to_end(run_server(&config, &options))? {
         Err(e) => return Err(usage_error(e)),
@@ -172,7 +176,13 @@ fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
                 eprintln!("sealmark: report written to {}", path.display());
                 print_grades(record);
             }
-            None => print!("{report}"),
+            None => {
+                print!("{report}");
+                // A report that does not go to the console leaves the grades there.
+                if !std::io::stdout().is_terminal() {
+                    print_grades(record);
+                }
+            }
         }
     } else {
         let dir = args.out_dir.clone().unwrap_or_else(|| "sealmark-report".into());
@@ -285,7 +295,7 @@ fn render_format(format: Format, record: &Record) -> String {
 
 fn describe_target(config: &Config) -> String {
     match (&config.server.url, &config.server.command) {
-        (Some(url), _) => url.clone(),
+        (Some(url), _) => sealmark_engine::text::without_userinfo(url),
         (None, Some(cmd)) => cmd.clone(),
         (None, None) => String::new(),
     }
@@ -328,13 +338,22 @@ fn print_grades(record: &Record) {
     }
 }
 
-/// 1 when any graded standard pack is below the gate, else 0.
 /// A saved record: refused with the file, line and column when it is not one, and when
 /// it comes from another methodology or a newer record version.
 fn load_record(path: &Path) -> Result<Record, u8> {
+    load_with(path, read_saved)
+}
+
+/// A baseline: read as a saved record is, but one of another methodology is compared
+/// (with a note), not refused.
+fn load_baseline(path: &Path) -> Result<Record, u8> {
+    load_with(path, read_baseline)
+}
+
+fn load_with(path: &Path, read: fn(&str) -> Result<Record, SavedRecordError>) -> Result<Record, u8> {
     let text =
         std::fs::read_to_string(path).map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
-    read_saved(&text).map_err(|e| match e {
+    read(&text).map_err(|e| match e {
         SavedRecordError::NotARecord { .. } => usage_error(format!("{}:{e}", path.display())),
         _ => usage_error(format!("{}: {e}", path.display())),
     })

@@ -26,6 +26,19 @@ fn quick_form_grades_without_a_config() {
     assert!(text.contains("PACK core  GRADE A  (4/4 points, 100%)"), "{text}");
     assert!(text.contains("  SEALMARK_CANARY=<canary>"), "{text}");
     assert!(text.ends_with("It is not a security endorsement; see methodology.\n"));
+    // stdout is not a console here, so the grades are also on stderr.
+    assert!(stderr(&out).contains("  core     GRADE A  (4/4 points, 100%)"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_progress_line_never_shows_a_password() {
+    let scratch = Scratch::new();
+    let cfg = scratch.path().join("sealmark.yaml");
+    std::fs::write(&cfg, "server:\n  url: http://sm-user:sm-secret@127.0.0.1:9/mcp\ntimeout_probe_sec: 1\n").unwrap();
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(err.contains("sealmark: running http://127.0.0.1:9/mcp"), "{err}");
+    assert!(!err.contains("sm-secret") && !stdout(&out).contains("sm-secret"), "{err}");
 }
 
 #[test]
@@ -99,6 +112,7 @@ fn explain_list_and_describe_render_the_registry() {
 
     let list = stdout(&Command::new(sealmark()).arg("list-checks").output().unwrap());
     assert!(list.contains("instructions-hygiene") && list.contains("advisory candidate"), "{list}");
+    assert!(!list.contains(": ."), "no empty list of unbuilt packs: {list}");
     let described: serde_json::Value =
         serde_json::from_slice(&Command::new(sealmark()).arg("describe").output().unwrap().stdout).unwrap();
     let checks = described["checks"].as_array().unwrap();
@@ -455,7 +469,7 @@ fn replay_rejudges_the_observations_and_names_a_doctored_verdict() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(record["observations"]["fs"]["reads"].is_array(), "the record carries what the fs judges read");
-    assert_eq!(record["config"]["schemaVersion"], "1.1");
+    assert_eq!(record["config"]["schemaVersion"], "1.2");
     let failed = record["checks"].as_array().unwrap().iter().position(|c| c["verdict"] == "fail").unwrap();
     let id = record["checks"][failed]["id"].as_str().unwrap().to_string();
     let pack = record["checks"][failed]["pack"].as_str().unwrap().to_string();
@@ -515,6 +529,14 @@ fn baselines_list_regressions_new_checks_and_drift() {
     ] {
         assert!(err.contains(line), "missing {line:?} in:\n{err}");
     }
+    // A baseline of another methodology is compared with a note, not refused.
+    record["sealmark"]["methodology"] = "0.2".into();
+    std::fs::write(&base, record.to_string()).unwrap();
+    let out = scratch.run(&["run", "--config", poisoned.to_str().unwrap(), "--baseline", base.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a different configuration (methodology 0.2)"), "{err}");
+    assert!(err.contains("regression: tool-poisoning pass → fail"), "{err}");
 }
 
 /// --profile ci counts a pack that ran but could not be graded as a failure at the gate.

@@ -83,6 +83,15 @@ fn the_delete_example_passes_on_a_careful_server_and_fails_on_one_that_deletes_a
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
+    // Every text format says why the run is CUSTOM, and with which configuration hash.
+    let rec = json_of(&scratch, &cfg, &[]);
+    let why = format!("differs from the standard profile: {}", rec["config"]["standardDiff"][0].as_str().unwrap());
+    let hash = format!("config.hash: {}", rec["config"]["hash"].as_str().unwrap());
+    for format in ["text", "markdown", "summary"] {
+        let (report, _, _) = text_run(&scratch, &["run", "--config", cfg.to_str().unwrap(), "--format", format]);
+        let report = report.replace('\\', "");
+        assert!(report.contains(&why) && report.contains(&hash), "{format} does not say why:\n{report}");
+    }
     assert!(scratch.sandbox_removed() && scratch.survivors().is_empty());
 }
 
@@ -349,4 +358,18 @@ fn doctor_says_what_each_pack_would_do() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("server: not reached"), "{out}");
     assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
+}
+
+/// A store named by an absolute path is not observed: `run` says so as `doctor` does,
+/// on stderr and under "Not covered".
+#[test]
+fn run_warns_about_paths_outside_the_sandbox() {
+    let scratch = Scratch::new();
+    let cfg = toy_config(&scratch, &["{sandbox}"], "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("  env:\n", "  env:\n    DATA_DIR: /srv/data\n");
+    std::fs::write(&cfg, text).unwrap();
+    let (out, err, _) = text_run(&scratch, &["run", "--pack", "core", "--config", cfg.to_str().unwrap()]);
+    let warning = "server.env.DATA_DIR names /srv/data, outside the sandbox: writes there are not observed";
+    assert!(err.contains(&format!("sealmark: warning: {warning}")), "{err}");
+    assert!(out.contains(&format!("  - {warning}")), "{out}");
 }

@@ -71,7 +71,12 @@ fn check(mode: &str) -> (serde_json::Value, String) {
 fn a_correct_read_only_server_passes() {
     let (rec, _) = check("good");
     assert_eq!(rec["db"]["used"], true);
+    assert_eq!(rec["db"]["seed"], "0.2", "the seed version is a field of its own");
+    assert_eq!(rec["db"]["sqlTools"], serde_json::json!(["query"]), "and so are the SQL tools used");
     assert_eq!(rec["packs"]["db"]["grade"]["letter"], "A");
+    let blind = rec["notCovered"].as_array().unwrap();
+    assert!(blind.iter().any(|l| l.as_str().unwrap().starts_with("databases and policy shapes beyond the seed")));
+    assert!(!blind.iter().any(|l| l.as_str().unwrap().starts_with("audit logging")), "{blind:?}");
 }
 
 #[test]

@@ -85,6 +85,10 @@ fn each_defence_passes_when_on_and_fails_when_off() {
     }
     let rec = |mode: &str| &runs.iter().find(|(m, _)| *m == mode).unwrap().1;
     assert_eq!(rec("safe")["packs"]["http"]["grade"]["letter"], "A");
+    // A graded http pack checked the transport: what stays uncovered is authorization.
+    let blind: Vec<&str> = rec("safe")["notCovered"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(!blind.contains(&"authentication and transport security"), "{blind:?}");
+    assert!(blind.iter().any(|l| l.starts_with("authorization: what an authorised caller may do")), "{blind:?}");
 
     let origin = evidence(rec("origin-unchecked"), "http-origin");
     let accepted = origin.iter().find(|e| e["code"] == "accepted").expect("an accepted probe");

@@ -79,7 +79,9 @@ fn check(mode: &str, control: bool) -> serde_json::Value {
 
 #[test]
 fn good_guard_passes_with_a_control_url() {
-    check("good", true);
+    let rec = check("good", true);
+    let blind = rec["notCovered"].as_array().unwrap();
+    assert!(blind.iter().any(|l| l.as_str().unwrap().starts_with("SSRF beyond the corpus")), "{blind:?}");
 }
 
 #[test]

@@ -201,7 +201,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         tools_total,
         level: level.to_string(),
     };
-    let not_covered = not_covered(&facts, &classification);
+    let not_covered = not_covered(&facts, &classification, &packs);
 
     Record {
         sealmark: Producer { version: VERSION.to_string(), methodology: METHODOLOGY.to_string() },
@@ -431,13 +431,36 @@ fn standard_profile(config: &Config) -> (Vec<String>, String) {
     (diff, sha256_tagged(canonical_json(&doc).as_bytes()))
 }
 
-fn not_covered(facts: &RunFacts, classification: &[Classification]) -> Vec<String> {
+/// What this run did not look at: the fixed lines, the blind spots of each pack that was
+/// graded (the methodology's list), and the per-tool gaps.
+fn not_covered(
+    facts: &RunFacts,
+    classification: &[Classification],
+    packs: &BTreeMap<String, PackResult>,
+) -> Vec<String> {
+    let graded = |p: Pack| packs.get(p.id()).is_some_and(|r| r.status == PackStatus::Graded);
     let mut out = Vec::new();
     if facts.transport == "stdio" || !facts.command_display.is_empty() {
         out.push("The sandbox is a convention the harness follows, not a security boundary: the server runs with your user's privileges, can read the real file system and reach the network, and may ignore cwd, HOME and PATH. Run untrusted servers in a throwaway VM or container.".to_string());
     }
     out.push("prompt injection carried in tool output (only tool metadata is scanned)".to_string());
-    out.push("authentication and transport security".to_string());
+    out.push(match graded(Pack::Http) {
+        true => "authorization: what an authorised caller may do, token scopes and OAuth (the http pack checks the transport and a missing credential, not what a credential allows)",
+        false => "authentication and transport security",
+    }.to_string());
+    out.push(match graded(Pack::Db) {
+        true => format!(
+            "databases and policy shapes beyond the seed: Postgres with seed {} (one tenant-column policy, one column grant) is tested; other databases and policies are not",
+            crate::judge::db::SEED_VERSION
+        ),
+        false => "audit logging (not measured by these packs; only the db pack has an advisory audit check)".to_string(),
+    });
+    if graded(Pack::Net) {
+        out.push("SSRF beyond the corpus: octal and the other 127/8 spellings, a redirect from a public host to loopback and DNS rebinding are not probed (the harness contacts only its own listener)".to_string());
+    }
+    if graded(Pack::Git) {
+        out.push("git tools that write, aimed at other repositories (git-repo-scope aims the read-only tools at the canary repository)".to_string());
+    }
     out.push(
         "tools a server lists only to clients that declare roots, sampling or elicitation (the harness declares none)"
             .to_string(),

@@ -14,8 +14,11 @@ pub struct Comparison {
     pub improvements: Vec<(String, Verdict, Verdict)>,
     /// Checks the baseline did not have: never a regression.
     pub new_checks: Vec<String>,
-    /// `config.hash` differs: the runs did not use the same locked configuration.
+    /// `config.hash` differs, or the methodology: the runs did not use the same locked
+    /// configuration.
     pub different_config: bool,
+    /// The baseline's methodology, when it is not the current record's.
+    pub other_methodology: Option<String>,
     /// Tools whose description or input schema changed, or that came or went.
     pub drift: Vec<String>,
 }
@@ -32,7 +35,13 @@ fn goodness(v: Verdict) -> Option<u8> {
 }
 
 pub fn compare(baseline: &Record, current: &Record) -> Comparison {
-    let mut out = Comparison { different_config: baseline.config.hash != current.config.hash, ..Default::default() };
+    let methodology = &baseline.sealmark.methodology;
+    let other_methodology = (methodology != &current.sealmark.methodology).then(|| methodology.clone());
+    let mut out = Comparison {
+        different_config: baseline.config.hash != current.config.hash || other_methodology.is_some(),
+        other_methodology,
+        ..Default::default()
+    };
     for c in &current.checks {
         let Some(old) = baseline.checks.iter().find(|b| b.id == c.id) else {
             out.new_checks.push(c.id.clone());
@@ -73,8 +82,15 @@ impl Comparison {
     /// The comparison as the text the CLI prints.
     pub fn render(&self) -> String {
         let mut o = String::from("Compared with the baseline:\n");
-        if self.different_config {
-            o.push_str("  note: the baseline ran with a different configuration (config.hash differs), so verdicts may differ for that reason\n");
+        match (&self.other_methodology, self.different_config) {
+            (Some(m), _) => {
+                let _ = writeln!(
+                    o,
+                    "  note: the baseline ran with a different configuration (methodology {m}), so verdicts may differ for that reason"
+                );
+            }
+            (None, true) => o.push_str("  note: the baseline ran with a different configuration (config.hash differs), so verdicts may differ for that reason\n"),
+            (None, false) => {}
         }
         if self.regressions.is_empty() {
             o.push_str("  regressions: none\n");
@@ -116,6 +132,10 @@ mod tests {
         let mut other = provisional();
         other.config.hash = "sha256:another".into();
         assert!(compare(&base, &other).render().contains("a different configuration"));
+        let mut older = capped();
+        older.sealmark.methodology = "0.2".to_string();
+        let note = compare(&older, &capped()).render();
+        assert!(note.contains("a different configuration (methodology 0.2)"), "{note}");
     }
 
     #[test]

@@ -6,7 +6,6 @@ use crate::applies::{Situation, applies};
 use crate::classify::Classification;
 use crate::classify::classify_declared;
 use crate::config::Config;
-use crate::config::probes::PATH_PLACEHOLDERS;
 use crate::model::Pack;
 use crate::packs::probes;
 use crate::registry::pack_doc;
@@ -135,7 +134,7 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
     if valid > 0 {
         out.push_str(&format!("\nprobes: {valid} valid call(s) run with core\n"));
     }
-    let warnings = outside_paths(config);
+    let warnings = config.paths_outside_sandbox();
     if !warnings.is_empty() {
         out.push('\n');
         for w in warnings {
@@ -149,23 +148,6 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         out.push_str(&format!("\nthe server left processes behind: {}\n", inspection.leftovers.join(", ")));
     }
     out
-}
-
-/// Config values that name an absolute path outside the sandbox: writes there are not
-/// observed by any pack.
-fn outside_paths(config: &Config) -> Vec<String> {
-    config
-        .server_texts()
-        .into_iter()
-        .filter(|(key, _)| key != "server.command" && key != "server.url" && !key.starts_with("server.headers"))
-        .filter_map(|(key, text)| {
-            let value = text.split_once('=').map_or(text, |(_, v)| v);
-            let absolute = value.starts_with('/') || value.starts_with("~/");
-            (absolute && !PATH_PLACEHOLDERS.iter().any(|p| value.starts_with(p))).then(|| {
-                format!("{key} names {value}, outside the sandbox: writes there are not observed (use {{sandbox}} or {{sandbox_home}})")
-            })
-        })
-        .collect()
 }
 
 /// A tool's suggested valid call: its arguments, or why they cannot be filled.

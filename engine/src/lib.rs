@@ -50,5 +50,5 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const METHODOLOGY: &str = "0.3-draft";
 /// The version of the JSON record layout (`config.schemaVersion`): a reader takes any
 /// record of its major version (a newer minor only adds members) and refuses a newer
-/// major. 1.1 added `observations`.
-pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 1 };
+/// major. 1.1 added `observations`; 1.2 `db.seed` and `db.sqlTools`.
+pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 2 };

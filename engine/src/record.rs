@@ -254,6 +254,16 @@ pub enum SavedRecordError {
 /// methodology, has a newer record version than this build reads, or holds two results
 /// for one check.
 pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
+    read(text, false)
+}
+
+/// A saved record to compare against (`--baseline`): as `read_saved`, but one of another
+/// methodology is read, because comparing is not re-grading; the comparison notes it.
+pub fn read_baseline(text: &str) -> Result<Record, SavedRecordError> {
+    read(text, true)
+}
+
+fn read(text: &str, any_methodology: bool) -> Result<Record, SavedRecordError> {
     let newer = |found: SchemaVersion| found.major > crate::SCHEMA_VERSION.major;
     let record: Record = serde_json::from_str(text).map_err(|e| {
         // A newer major may not parse at all: say that, not what failed to parse.
@@ -265,7 +275,7 @@ pub fn read_saved(text: &str) -> Result<Record, SavedRecordError> {
             _ => SavedRecordError::NotARecord { line: e.line(), column: e.column(), message: e.to_string() },
         }
     })?;
-    if record.sealmark.methodology != crate::METHODOLOGY {
+    if record.sealmark.methodology != crate::METHODOLOGY && !any_methodology {
         return Err(SavedRecordError::OtherMethodology { found: record.sealmark.methodology });
     }
     if newer(record.config.schema_version) {
@@ -387,10 +397,17 @@ pub struct SandboxRecord {
     pub inherited: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct DbRecord {
     pub used: bool,
     pub summary: String,
+    /// The seed the database was built from, when one was used (record 1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// The SQL tools the db pack sent its probes through (record 1.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sql_tools: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

@@ -6,6 +6,7 @@
 
 use crate::assemble::{RunFacts, assemble};
 use crate::config::Config;
+use crate::judge::db::SEED_VERSION;
 use crate::record::{Announced, DbRecord, Record, SandboxRecord, redacted};
 use crate::targets::{Targets, Wanted, db, sandbox};
 use serde_json::Value;
@@ -61,9 +62,14 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     });
     let (custom, custom_probes) = crate::judge::custom::findings(&collected.custom);
     let db = match &targets.database {
-        None => DbRecord { used: false, summary: "not used".to_string() },
-        Some(Err(why)) => DbRecord { used: false, summary: format!("not available: {why}") },
-        Some(Ok(d)) => DbRecord { used: true, summary: d.summary.clone() },
+        None => DbRecord { used: false, summary: "not used".to_string(), ..DbRecord::default() },
+        Some(Err(why)) => DbRecord { used: false, summary: format!("not available: {why}"), ..DbRecord::default() },
+        Some(Ok(d)) => DbRecord {
+            used: true,
+            summary: d.summary.clone(),
+            seed: Some(SEED_VERSION.to_string()),
+            sql_tools: observations.db.tools.clone(),
+        },
     };
     let (_, inherited) = targets.sandbox.environment(&config.server.env);
     let kept_at = if options.keep_sandbox { targets.sandbox.keep() } else { None };
@@ -75,7 +81,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         duration_ms: started.elapsed().as_millis() as u64,
         transport: if server.url.is_none() { "stdio" } else { "http" }.to_string(),
         command_display: server.command.as_ref().map(|c| shell_words(c, &server.args)).unwrap_or_default(),
-        url: server.url.as_deref().map(strip_userinfo),
+        url: server.url.as_deref().map(crate::text::without_userinfo),
         env_display: sandbox::env_display(&server.env, &server.headers, server.command.is_some()),
         tools: collected.tools,
         classification: collected.classes,
@@ -123,18 +129,6 @@ fn shell_words(cmd: &str, args: &[String]) -> String {
         .join(" ")
 }
 
-/// A URL without any `user:password@`.
-fn strip_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_string(),
-    }
-}
-
 /// The current UTC time as `2026-10-12T09:30:00.000Z`.
 fn now_rfc3339() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -159,7 +153,6 @@ mod tests {
 
     #[test]
     fn userinfo_is_stripped_and_words_quoted() {
-        assert_eq!(strip_userinfo("http://u:p@127.0.0.1:8080/mcp"), "http://127.0.0.1:8080/mcp");
         assert_eq!(shell_words("node", &["a b".into(), "{sandbox}".into()]), "node 'a b' {sandbox}");
         assert_eq!(now_rfc3339().len(), 24);
     }

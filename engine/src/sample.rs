@@ -54,7 +54,7 @@ fn facts() -> RunFacts {
         server_log: ServerLog::default(),
         gaps: vec![],
         valid_calls: vec!["read_file".to_string()],
-        db: crate::record::DbRecord { used: false, summary: "not used".to_string() },
+        db: crate::record::DbRecord { used: false, summary: "not used".to_string(), ..Default::default() },
         db_reason: None,
         upstream: None,
         probe_calls: vec![],

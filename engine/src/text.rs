@@ -73,9 +73,27 @@ pub fn percent_decode(s: &str) -> String {
 pub const NOT_UNRESERVED: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
+/// A URL without any `user:password@`.
+pub fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_loses_its_user_and_password() {
+        assert_eq!(without_userinfo("http://u:p@127.0.0.1:8080/mcp"), "http://127.0.0.1:8080/mcp");
+        assert_eq!(without_userinfo("https://h/a@b"), "https://h/a@b");
+    }
 
     #[test]
     fn invisible_characters_are_spelled_out() {

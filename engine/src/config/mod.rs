@@ -229,6 +229,22 @@ impl Config {
             .any(|t| t.contains(text))
     }
 
+    /// Config values that name an absolute path outside the sandbox: writes there are
+    /// not observed by any pack, so `run` and `doctor` warn about them.
+    pub fn paths_outside_sandbox(&self) -> Vec<String> {
+        self.server_texts()
+            .into_iter()
+            .filter(|(key, _)| key != "server.command" && key != "server.url" && !key.starts_with("server.headers"))
+            .filter_map(|(key, text)| {
+                let value = text.split_once('=').map_or(text, |(_, v)| v);
+                let absolute = value.starts_with('/') || value.starts_with("~/");
+                (absolute && !probes::PATH_PLACEHOLDERS.iter().any(|p| value.starts_with(p))).then(|| {
+                    format!("{key} names {value}, outside the sandbox: writes there are not observed (use {{sandbox}} or {{sandbox_home}})")
+                })
+            })
+            .collect()
+    }
+
     /// Every string of the server's config with its dotted key.
     pub fn server_texts(&self) -> Vec<(String, &str)> {
         let s = &self.server;

@@ -8,6 +8,9 @@ use crate::text::clip;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The version of the seed database the db pack's probes and judges are written for.
+pub const SEED_VERSION: &str = "0.2";
+
 /// The control every SQL tool must pass as the admin role before it is judged.
 pub const CONTROL_SQL: &str = "SELECT (SELECT count(*) FROM customers) AS n, current_user AS u";
 

@@ -71,6 +71,13 @@ pub fn render(r: &Record) -> String {
         md(&r.server.name),
         md(&r.server.version)
     );
+    let custom = super::custom_lines(r);
+    if !custom.is_empty() {
+        for line in &custom {
+            let _ = writeln!(o, "- {}", md(line));
+        }
+        o.push('\n');
+    }
     o.push_str("| pack | grade | points |\n|---|---|---|\n");
     for (p, res) in packs(r) {
         let (grade, detail) = grade_cell(res);
@@ -139,6 +146,13 @@ pub fn summary(r: &Record) -> String {
         r.server.name,
         r.server.version
     );
+    let custom = super::custom_lines(r);
+    if !custom.is_empty() {
+        for line in &custom {
+            let _ = writeln!(o, "  {line}");
+        }
+        o.push('\n');
+    }
     o.push_str("Grades\n");
     for (p, res) in packs(r) {
         let (grade, detail) = grade_cell(res);

@@ -72,5 +72,18 @@ pub fn assert_fresh(path: &str, generated: &str) {
 }
 
 /// The closing line of every human-readable report.
+/// Why a CUSTOM run is custom: each difference from the standard profile
+/// (`config.standardDiff`), then the hash of its locked settings. Empty for a STANDARD run,
+/// whose hash is the published one (`sealmark standard`).
+pub fn custom_lines(r: &Record) -> Vec<String> {
+    if r.config.standard {
+        return Vec::new();
+    }
+    let mut lines: Vec<String> =
+        r.config.standard_diff.iter().map(|d| format!("differs from the standard profile: {d}")).collect();
+    lines.push(format!("config.hash: {}", r.config.hash));
+    lines
+}
+
 pub const CLOSING_LINE: &str =
     "An A means these checks passed with this exact configuration. It is not a security endorsement; see methodology.";

@@ -15,13 +15,12 @@ pub fn list_checks() -> String {
         let cand = if c.candidate { " candidate" } else { "" };
         let _ = writeln!(out, "{:w$}  {:8}  {:<8}{cand:10}  {}", c.id, c.pack.id(), weight, c.label);
     }
-    let built: Vec<&str> = PACKS.iter().filter(|p| !p.built).map(|p| p.pack.id()).collect();
-    let _ = writeln!(
-        out,
-        "\n{} check(s), methodology {METHODOLOGY}. Packs not built in sealmark {VERSION}: {}.",
-        CHECKS.len(),
-        built.join(", ")
-    );
+    let unbuilt: Vec<&str> = PACKS.iter().filter(|p| !p.built).map(|p| p.pack.id()).collect();
+    let _ = write!(out, "\n{} check(s), methodology {METHODOLOGY}.", CHECKS.len());
+    if !unbuilt.is_empty() {
+        let _ = write!(out, " Packs not built in sealmark {VERSION}: {}.", unbuilt.join(", "));
+    }
+    out.push('\n');
     out
 }
 

@@ -18,6 +18,9 @@ pub fn render(r: &Record) -> String {
         "sealmark {} · methodology {} · {profile} · {} {}",
         r.sealmark.version, r.sealmark.methodology, r.server.name, r.server.version
     );
+    for line in super::custom_lines(r) {
+        let _ = writeln!(o, "  {line}");
+    }
     o.push('\n');
     header(o, r);
     classification(o, r);

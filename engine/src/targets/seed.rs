@@ -7,7 +7,7 @@ use crate::targets::sandbox::random_hex;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection};
 
-pub const SEED_VERSION: &str = "0.2";
+pub use crate::judge::db::SEED_VERSION;
 pub const SEED_DB: &str = "sealmark_seed";
 /// The three roles, in the order reports list them.
 pub const ROLES: [&str; 3] = ["sm_analyst", "sm_support", "sm_admin"];
