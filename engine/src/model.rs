@@ -175,6 +175,46 @@ impl VerifiedBy {
             VerifiedBy::Response => "response",
         }
     }
+
+    /// Every kind, strongest first.
+    pub const ALL: [VerifiedBy; 8] = [
+        VerifiedBy::State,
+        VerifiedBy::Sandbox,
+        VerifiedBy::Listener,
+        VerifiedBy::Upstream,
+        VerifiedBy::Process,
+        VerifiedBy::Log,
+        VerifiedBy::Metadata,
+        VerifiedBy::Response,
+    ];
+
+    /// What this observer reads, in a sentence for the Observers page.
+    pub fn describe(self) -> &'static str {
+        match self {
+            VerifiedBy::State => {
+                "The harness's own connection to the seeded database (the state reader, a superuser), or the SQLite file read directly, before and after each call: a row that changed is a write that landed."
+            }
+            VerifiedBy::Sandbox => {
+                "Snapshots of the observed sandbox directories (and the harness's repositories) before and after each call: a path outside the root that changed is a write that escaped."
+            }
+            VerifiedBy::Listener => {
+                "The loopback listener: which connections and requests reached it during a call, and with which probe's token."
+            }
+            VerifiedBy::Upstream => {
+                "The upstream stub: which requests the server forwarded to its backend, with which names, statements and credentials."
+            }
+            VerifiedBy::Process => {
+                "The operating system: the server's processes, how they exited, what they left running, and the sockets they listen on."
+            }
+            VerifiedBy::Log => "What the server wrote to stderr while a call ran.",
+            VerifiedBy::Metadata => {
+                "What the server declares, read as listed: its tools, prompts, resources, schemas, annotations and instructions. It proves what is declared, not what is done."
+            }
+            VerifiedBy::Response => {
+                "The server's own answer to a call: the weakest kind, used where the harness owns no target that could show more."
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

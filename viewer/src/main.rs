@@ -175,7 +175,7 @@ fn App() -> impl IntoView {
                 {nav_link(Route::Report, "Report")}
                 {nav_link(Route::Checks, "Checks")}
                 {nav_link(Route::Packs(None), "Packs")}
-                {Page::ALL.into_iter().map(|p| nav_link(Route::Page(p, None), p.title())).collect_view()}
+                {Page::NAV.into_iter().map(|p| nav_link(Route::Page(p, None), p.title())).collect_view()}
                 <input
                     type="search"
                     class="search"
@@ -205,6 +205,11 @@ fn App() -> impl IntoView {
                 }
             }}
         </main>
+        <footer class="pages">
+            <nav aria-label="All pages">
+                {Page::ALL.into_iter().map(|p| view! { <a href=Route::Page(p, None).href()>{p.title()}</a> }).collect_view()}
+            </nav>
+        </footer>
     }
 }
 

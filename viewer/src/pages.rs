@@ -8,8 +8,20 @@ use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, 
 pub fn source(page: Page) -> &'static str {
     match page {
         Page::Methodology => include_str!("../../site/methodology.md"),
+        Page::Grades => include_str!("../../site/reference/grades.md"),
+        Page::Observers => include_str!("../../site/reference/observers.md"),
+        Page::Sandbox => include_str!("../../site/sandbox.md"),
+        Page::Environment => include_str!("../../site/environment.md"),
+        Page::Output => include_str!("../../site/output.md"),
+        Page::CustomProbes => include_str!("../../site/custom-probes.md"),
+        Page::Backend => include_str!("../../site/backend.md"),
+        Page::Badge => include_str!("../../site/badge.md"),
+        Page::Safety => include_str!("../../site/safety.md"),
+        Page::Troubleshooting => include_str!("../../site/troubleshooting.md"),
         Page::Configuration => include_str!("../../site/configuration.md"),
         Page::Cli => include_str!("../../site/reference/cli.md"),
+        Page::Changelog => include_str!("../../site/changelog.md"),
+        Page::Disclosure => include_str!("../../site/disclosure.md"),
     }
 }
 
@@ -121,5 +133,41 @@ mod tests {
             slugs.dedup();
             assert_eq!(slugs.len(), n, "{page:?}: two sections share an anchor");
         }
+    }
+
+    /// Every link a page of the site makes leads somewhere: a page that exists, a section
+    /// that page has, a check the registry declares, or a pack. A page the site links to
+    /// and nobody wrote fails here.
+    #[test]
+    fn every_link_of_the_site_resolves() {
+        use crate::route::Route;
+        let mut broken = Vec::new();
+        for page in Page::ALL {
+            let links: Vec<String> = Parser::new_ext(source(page), options())
+                .filter_map(|ev| match ev {
+                    Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url.to_string()),
+                    _ => None,
+                })
+                .collect();
+            assert!(page != Page::Methodology || !links.is_empty(), "the walk finds links");
+            for target in &links {
+                let target = target.as_str();
+                let ok = match target.strip_prefix('#') {
+                    None => target.starts_with("https://") || target.starts_with("http://"),
+                    Some(_) => match Route::parse(target) {
+                        Route::Report => target == "#/",
+                        Route::Packs(None) | Route::Checks => true,
+                        Route::Packs(Some(p)) => sealmark_engine::model::Pack::from_id(&p).is_some(),
+                        Route::Check(id) => sealmark_engine::registry::CHECKS.iter().any(|c| c.id == id),
+                        Route::Page(_, None) => true,
+                        Route::Page(to, Some(section)) => sections(source(to)).iter().any(|s| s.slug == section),
+                    },
+                };
+                if !ok {
+                    broken.push(format!("{} links to {target}", page.slug()));
+                }
+            }
+        }
+        assert!(broken.is_empty(), "links that lead nowhere:\n{}", broken.join("\n"));
     }
 }

@@ -3,7 +3,7 @@
 //! the comparison with a baseline when there is one.
 
 use crate::Loaded;
-use crate::route::Route;
+use crate::route::{Page, Route};
 use crate::view_model::{Change, compare_rows, evidence_row, verdict_word};
 use leptos::prelude::*;
 use sealmark_engine::compare::compare;
@@ -203,7 +203,19 @@ fn Report(record: Arc<Record>) -> impl IntoView {
         None => format!("{} · {}", server.transport, visible(&server.command)),
     };
     let badge =
-        format!("badge: {} ({})", if r.badge.eligible { "eligible" } else { "not eligible" }, visible(&r.badge.reason));
+        format!("{} ({})", if r.badge.eligible { "eligible" } else { "not eligible" }, visible(&r.badge.reason));
+    let custom = sealmark_engine::render::custom_lines(&r);
+    let sandbox = {
+        let sb = &r.sandbox;
+        let cleaned = if sb.kept {
+            "kept"
+        } else if sb.cleaned_up {
+            "cleaned up"
+        } else {
+            "NOT cleaned up"
+        };
+        format!("{} · {cleaned}", visible(&sb.dir))
+    };
     let coverage = format!(
         "coverage: {} ({} of {} tools reached with a valid call)",
         r.coverage.level, r.coverage.tools_called_valid, r.coverage.tools_total
@@ -216,12 +228,26 @@ fn Report(record: Arc<Record>) -> impl IntoView {
                     <span class="server-version">{visible(&server.version)}</span>
                 </h1>
                 <p class="meta">
-                    {format!("sealmark {} · methodology {} · ", r.sealmark.version, r.sealmark.methodology)}
-                    <strong class="profile">{profile}</strong>
+                    {format!("sealmark {} · ", r.sealmark.version)}
+                    <a href=Route::Page(Page::Methodology, None).href()>{format!("methodology {}", r.sealmark.methodology)}</a>
+                    " · "
+                    <a href=Route::Page(Page::Methodology, Some("candidate-checks-and-packs".into())).href()>
+                        <strong class="profile">{profile}</strong>
+                    </a>
                     " · config.hash " <code class="hash">{r.config.hash.clone()}</code>
                 </p>
-                <p class="meta">{transport_line}</p>
-                <p class="meta">{badge}" · "{coverage}</p>
+                {(!custom.is_empty()).then(|| view! {
+                    <ul class="custom-diff" aria-label="Why this run is CUSTOM">
+                        {custom.into_iter().map(|l| view! { <li>{visible(&l)}</li> }).collect_view()}
+                    </ul>
+                })}
+                <p class="meta">{transport_line}" · "
+                    <a href=Route::Page(Page::Environment, None).href()>"env"</a>" hidden as reports show it · "
+                    <a href=Route::Page(Page::Sandbox, None).href()>"sandbox"</a>{format!(" {sandbox}")}
+                </p>
+                <p class="meta">
+                    <a href=Route::Page(Page::Badge, None).href()>"badge"</a>{format!(": {badge} · ")}{coverage}
+                </p>
                 <ul class="grade-cards" aria-label="Grades">{cards}</ul>
                 {band}
             </header>
@@ -229,6 +255,9 @@ fn Report(record: Arc<Record>) -> impl IntoView {
             <Classification record=r.clone()/>
             <section class="not-covered" aria-labelledby="not-covered-h">
                 <h2 id="not-covered-h">"Not covered"</h2>
+                <p class="meta">"What this run did not look at; the methodology lists every "
+                    <a href=Route::Page(Page::Methodology, Some("known-blind-spots".into())).href()>"blind spot"</a>"."
+                </p>
                 <ul>{r.not_covered.iter().map(|l| view! { <li>{visible(l)}</li> }).collect_view()}</ul>
             </section>
         </article>
@@ -270,6 +299,8 @@ fn pack_section(judged: &Judged, p: Pack, res: &PackResult) -> impl IntoView + u
             {(!math.is_empty()).then(|| view! {
                 <details class="math">
                     <summary>"How this grade was computed"</summary>
+                    <p class="math-source">"The formula, with worked examples: "
+                        <a href=Route::Page(Page::Grades, None).href()>"Grades"</a>"."</p>
                     <ol>
                         {math.into_iter().map(|(step, text)| view! {
                             <li><span class="step">{format!("step {step}")}</span>" "{text}</li>
@@ -319,13 +350,16 @@ fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView 
                     <summary>{format!("evidence ({count})")}</summary>
                     <table>
                         <thead><tr>
-                            <th scope="col">"verified by"</th><th scope="col">"probe"</th><th scope="col">"outcome"</th>
+                            <th scope="col"><a href=Route::Page(Page::Observers, None).href()>"verified by"</a></th><th scope="col">"probe"</th><th scope="col">"outcome"</th>
                             <th scope="col">"role"</th><th scope="col">"tool"</th><th scope="col">"args"</th>
                         </tr></thead>
                         <tbody>
                             {rows.into_iter().map(|e| view! {
                                 <tr>
-                                    <td class="vb">{format!("[{}]", e.verified_by)}</td>
+                                    <td class="vb">
+                                        <a href=Route::Page(Page::Observers, Some(e.verified_by.to_string())).href()
+                                            title="What this observer reads">{format!("[{}]", e.verified_by)}</a>
+                                    </td>
                                     <td>{e.probe}</td>
                                     <td>{e.outcome}</td>
                                     <td>{e.role}</td>

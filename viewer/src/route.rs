@@ -1,30 +1,86 @@
 //! Where the viewer is: the URL's fragment, so every page has a link that works from
 //! `file://` and from any static host (no server-side routing).
 
-/// The hand-written pages of `site/`.
+/// The pages of `site/`: hand-written, and the ones generated from the registry and the
+/// grading code (Grades, Observers, CLI).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Page {
     Methodology,
+    Grades,
+    Observers,
+    Sandbox,
+    Environment,
+    Output,
+    CustomProbes,
+    Backend,
+    Badge,
+    Safety,
+    Troubleshooting,
     Configuration,
     Cli,
+    Changelog,
+    Disclosure,
 }
 
 impl Page {
-    pub const ALL: [Page; 3] = [Page::Methodology, Page::Configuration, Page::Cli];
+    pub const ALL: [Page; 15] = [
+        Page::Methodology,
+        Page::Grades,
+        Page::Observers,
+        Page::Sandbox,
+        Page::Environment,
+        Page::Output,
+        Page::CustomProbes,
+        Page::Backend,
+        Page::Badge,
+        Page::Safety,
+        Page::Troubleshooting,
+        Page::Configuration,
+        Page::Cli,
+        Page::Changelog,
+        Page::Disclosure,
+    ];
+
+    /// The pages the top bar links to; the footer links to every page.
+    pub const NAV: [Page; 4] = [Page::Methodology, Page::Grades, Page::Configuration, Page::Cli];
 
     pub fn slug(self) -> &'static str {
         match self {
             Page::Methodology => "methodology",
+            Page::Grades => "grades",
+            Page::Observers => "observers",
+            Page::Sandbox => "sandbox",
+            Page::Environment => "environment",
+            Page::Output => "output",
+            Page::CustomProbes => "custom-probes",
+            Page::Backend => "backend",
+            Page::Badge => "badge",
+            Page::Safety => "safety",
+            Page::Troubleshooting => "troubleshooting",
             Page::Configuration => "configuration",
             Page::Cli => "cli",
+            Page::Changelog => "changelog",
+            Page::Disclosure => "disclosure",
         }
     }
 
     pub fn title(self) -> &'static str {
         match self {
             Page::Methodology => "Methodology",
+            Page::Grades => "Grades",
+            Page::Observers => "Observers",
+            Page::Sandbox => "Sandbox",
+            Page::Environment => "Environment",
+            Page::Output => "Output",
+            Page::CustomProbes => "Custom probes",
+            Page::Backend => "Verify a server that fronts a backend",
+            Page::Badge => "Add a README badge",
+            Page::Safety => "Safety",
+            Page::Troubleshooting => "Troubleshooting",
             Page::Configuration => "Configuration",
             Page::Cli => "CLI",
+            Page::Changelog => "Changelog",
+            Page::Disclosure => "Disclosure policy",
         }
     }
 }
@@ -98,7 +154,11 @@ mod tests {
             Route::Page(Page::Methodology, None),
             Route::Page(Page::Configuration, Some("probes".into())),
             Route::Page(Page::Cli, None),
+            Route::Page(Page::CustomProbes, Some("verdicts".into())),
         ];
+        for page in Page::ALL {
+            assert_eq!(Route::parse(&Route::Page(page, None).href()), Route::Page(page, None), "{}", page.slug());
+        }
         for r in routes {
             assert_eq!(Route::parse(&r.href()), r, "{}", r.href());
         }

@@ -137,7 +137,7 @@ pub fn CheckPage(id: String) -> impl IntoView {
             })}
             <h2>"How the verdict is established"</h2>
             <p>{c.verdict}</p>
-            <p>{scoring_sentence(c)}</p>
+            <p>{scoring_sentence(c)}" "<a href=Route::Page(Page::Grades, None).href()>"How weights make a grade."</a></p>
             <h2>"What proves a pass"</h2>
             <p>{c.proves_pass}</p>
             <h2>"What to fix"</h2>
@@ -146,6 +146,12 @@ pub fn CheckPage(id: String) -> impl IntoView {
             <p>{c.false_positives}</p>
             <h2>"False negatives"</h2>
             <p>{c.false_negatives}</p>
+            <p class="muted">"Decided by: "
+                {c.decided_by.iter().map(|v| view! {
+                    <a href=Route::Page(Page::Observers, Some(v.id().to_string())).href()>{v.id()}</a>" "
+                }).collect_view()}
+                "— see "<a href=Route::Page(Page::Observers, None).href()>"Observers"</a>"."
+            </p>
         </article>
     }
     .into_any()

@@ -5,6 +5,7 @@ pub mod junit;
 pub mod markdown;
 pub mod reference;
 pub mod sarif;
+pub mod site;
 pub mod text;
 
 use crate::record::Record;
@@ -71,7 +72,6 @@ pub fn assert_fresh(path: &str, generated: &str) {
     assert!(committed == generated, "{path} is stale: run SEALMARK_BLESS=1 cargo test --workspace");
 }
 
-/// The closing line of every human-readable report.
 /// Why a CUSTOM run is custom: each difference from the standard profile
 /// (`config.standardDiff`), then the hash of its locked settings. Empty for a STANDARD run,
 /// whose hash is the published one (`sealmark standard`).
@@ -85,5 +85,6 @@ pub fn custom_lines(r: &Record) -> Vec<String> {
     lines
 }
 
+/// The closing line of every human-readable report.
 pub const CLOSING_LINE: &str =
     "An A means these checks passed with this exact configuration. It is not a security endorsement; see methodology.";

@@ -110,6 +110,11 @@ pub fn explain(c: &CheckDef) -> String {
     let _ = writeln!(o, "False positives\n\n{}\n", c.false_positives);
     let _ = writeln!(o, "False negatives\n\n{}\n", c.false_negatives);
     let _ = writeln!(o, "References\n\nOWASP MCP Top 10: {} · {}", c.references.owasp_mcp, cwe_list(c));
+    let _ = writeln!(
+        o,
+        "\nSee also: Observers (what \"decided by\" means), Grades (how the weight counts), Packs — in the site's \
+         reference (site/reference/observers.md, grades.md, packs.md; `--format html` publishes the site with a report)."
+    );
     o
 }
 
