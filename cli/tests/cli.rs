@@ -113,6 +113,10 @@ fn explain_list_and_describe_render_the_registry() {
     let list = stdout(&Command::new(sealmark()).arg("list-checks").output().unwrap());
     assert!(list.contains("instructions-hygiene") && list.contains("advisory candidate"), "{list}");
     assert!(!list.contains(": ."), "no empty list of unbuilt packs: {list}");
+    let page = stdout(&Command::new(sealmark()).args(["explain", "scope-escape"]).output().unwrap());
+    assert_eq!(page.matches("(candidate pack)").count(), 1, "{page}");
+    let page = stdout(&Command::new(sealmark()).args(["explain", "sql-guard-statements"]).output().unwrap());
+    assert!(page.contains("(a list of { tool, arg } entries)") && !page.contains("corrects arguments"), "{page}");
     let described: serde_json::Value =
         serde_json::from_slice(&Command::new(sealmark()).arg("describe").output().unwrap().stdout).unwrap();
     let checks = described["checks"].as_array().unwrap();

@@ -235,6 +235,8 @@ fn refusals_that_need_the_tool_list_exit_2_before_any_probe() {
   - { id: schema, tool: read_file, args: {} }
   - { id: shell, tool: run_command, args: { command: "rm -rf /" }, active: true }
   - { id: passive, tool: run_command, args: { command: "sm-echo hi" } }
+classify:
+  read_fil: { class: path, param: path }
 "#;
     let cfg = toy_config(&scratch, &["--exec", "{sandbox}"], probes);
     let (text, err, code) = text_run(&scratch, &["run", "--config", cfg.to_str().unwrap()]);
@@ -246,6 +248,8 @@ fn refusals_that_need_the_tool_list_exit_2_before_any_probe() {
         "sealmark.yaml:9: probes[2].args: a valid call must fit read_file's schema: it misses the required argument path",
         "sealmark.yaml:10: probes[3].args.command: \"rm -rf /\": a command tool may run only the harness programs sm-echo, sm-canary, sm-sleep, sm-spew",
         "sealmark.yaml:11: probes[4].active: run_command runs commands, so the probe must say active: true",
+        // What the tool list refutes elsewhere in the file comes in the same report.
+        "classify.read_fil: the server lists no tool \"read_fil\"",
     ] {
         assert!(err.contains(w), "missing {w:?} in:\n{err}");
     }
@@ -358,6 +362,17 @@ fn doctor_says_what_each_pack_would_do() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("server: not reached"), "{out}");
     assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
+}
+
+/// `{token}` stands for the probe's own marker in `expect.files` as in `args`, so a probe
+/// that writes a file named by it can say that file was created.
+#[test]
+fn a_token_in_an_expected_path_is_the_probe_s_own() {
+    let scratch = Scratch::new();
+    let probe = "probes:\n  - id: fresh-file\n    check: { id: custom-fresh-file, label: writes a fresh file, scope: server }\n    tool: write_file\n    args: { path: \"{sandbox}/sm-{token}.txt\", content: hello }\n    expect: { is_error: false, files: { created: [\"{sandbox}/sm-{token}.txt\"] } }\n";
+    let cfg = toy_config(&scratch, &["{sandbox}"], &format!("packs: [core, custom]\n{probe}"));
+    let rec = json_of(&scratch, &cfg, &[]);
+    assert_eq!(verdict(&rec, "custom-fresh-file"), Pass, "{}", rec["custom"]);
 }
 
 /// A store named by an absolute path is not observed: `run` says so as `doctor` does,

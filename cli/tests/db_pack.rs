@@ -67,6 +67,32 @@ fn check(mode: &str) -> (serde_json::Value, String) {
     (rec, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// `sql_tools` means one thing everywhere: given, it replaces discovery, and a tool it
+/// says writes by design (`role: writer`) is left out of the read-only checks, by name.
+#[test]
+fn sql_tools_replaces_discovery_and_a_writer_is_left_out() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(
+        &toy_sql(),
+        &["--mode", "good"],
+        "timeout_probe_sec: 5\nsql_tools: [{ tool: query, arg: sql, role: writer }]\n",
+    );
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
+    assert_eq!(rec["packs"]["db"]["reason"], "no sql tool found", "{}", rec["packs"]["db"]);
+    let blind = rec["notCovered"].to_string();
+    assert!(blind.contains("query: a SQL tool that writes by design (sql_tools role: writer)"), "{blind}");
+    // A shape the packs cannot send is refused, not ignored.
+    let array = scratch.config_for(&toy_sql(), &[], "sql_tools: [{ tool: query, arg: sql, shape: array }]\n");
+    let out = scratch.run(&["run", "--config", array.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sql_tools[0].shape: array is not supported"), "{err}");
+}
+
 #[test]
 fn a_correct_read_only_server_passes() {
     let (rec, _) = check("good");

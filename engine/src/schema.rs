@@ -53,6 +53,8 @@ fn setting(kind: SettingKind) -> Value {
         SettingKind::Bool => json!({ "type": "boolean" }),
         SettingKind::StringList => strings(),
         SettingKind::Text => string(),
+        // The key's own schema is written out where the key is (sql_tools).
+        SettingKind::Entries { .. } => json!({}),
     }
 }
 
@@ -175,7 +177,7 @@ pub fn config_schema() -> String {
                     ("tool", string()),
                     ("arg", string()),
                     ("role", json!({ "enum": ["reader", "writer", "unknown"] })),
-                    ("shape", json!({ "enum": ["string", "array"] })),
+                    ("shape", json!({ "enum": ["string"] })),
                     ("args", json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] } })),
                 ], &["tool", "arg"]) }),
                 "upstream" => object(

@@ -193,6 +193,7 @@ pub fn assert_rederived(scratch: &Scratch, record: &Value) {
         assert!(stderr.contains("re-graded the stored verdicts"), "{server}: {stderr}");
         return;
     }
+    assert_decided_as_declared(record);
     assert!(stderr.contains("; 0 differ from the stored result"), "{server}: replay disagrees with the run:\n{stderr}");
     assert_eq!(replayed["checks"], record["checks"], "{server}: the re-derived checks differ");
     assert_eq!(replayed["packs"], record["packs"], "{server}: the re-derived grades differ");
@@ -203,4 +204,30 @@ pub fn verdict(record: &Value, id: &str) -> Verdict {
     let check =
         record["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"));
     serde_json::from_value(check["verdict"].clone()).expect("a known verdict")
+}
+
+/// Every check that reached a verdict rests on evidence of the kinds its page declares
+/// ("decided by"), so the reference cannot drift from what the judges do. A control
+/// (the call that must work before a check is judged) and a caveat gate a verdict but
+/// do not decide it.
+pub fn assert_decided_as_declared(record: &Value) {
+    let mut drift = std::collections::BTreeSet::new();
+    for c in record["checks"].as_array().unwrap() {
+        let Some(def) = sealmark_engine::registry::CHECKS.iter().find(|d| d.id == c["id"]) else { continue };
+        if !matches!(c["verdict"].as_str(), Some("pass" | "part" | "fail")) {
+            continue;
+        }
+        for e in c["evidence"].as_array().unwrap() {
+            let code = e["code"].as_str().unwrap_or_default();
+            let kind = e["verifiedBy"].as_str().unwrap();
+            if !code.contains("control") && !code.contains("caveat") && !def.decided_by.iter().any(|v| v.id() == kind) {
+                drift.insert(format!("{}: [{kind}] evidence ({code})", def.id));
+            }
+        }
+    }
+    assert!(
+        drift.is_empty(),
+        "evidence of kinds a check does not declare in decided_by:\n{}",
+        drift.into_iter().collect::<Vec<_>>().join("\n")
+    );
 }

@@ -83,6 +83,8 @@ pub const DECLARABLE_CLASSES: [&str; 6] = ["sql", "command", "git", "url", "path
 pub struct SqlTool {
     pub tool: String,
     pub arg: String,
+    /// `role: writer` says the tool writes by design, so the read-only checks leave it out.
+    pub writer: bool,
     pub args: BTreeMap<String, Value>,
     /// The lines of `tool` and `arg`, for errors found once the server's tools are known.
     pub line: usize,
@@ -667,16 +669,22 @@ impl Validator<'_> {
                 match key.as_str() {
                     "tool" => entry.tool = self.string(&kpath, val).unwrap_or_default(),
                     "arg" => entry.arg = self.string(&kpath, val).unwrap_or_default(),
-                    "role" => {
-                        if !matches!(val.as_str(), Some("reader" | "writer" | "unknown")) {
-                            self.problem(&kpath, format!("expected reader, writer or unknown, found {}", show(val)));
-                        }
-                    }
-                    "shape" => {
-                        if !matches!(val.as_str(), Some("string" | "array")) {
-                            self.problem(&kpath, format!("expected string or array, found {}", show(val)));
-                        }
-                    }
+                    "role" => match val.as_str() {
+                        Some("writer") => entry.writer = true,
+                        Some("reader" | "unknown") => {}
+                        _ => self.problem(&kpath, format!("expected reader, writer or unknown, found {}", show(val))),
+                    },
+                    // The packs send one SQL string; a tool that wants its SQL in an array
+                    // cannot be probed as written, so saying so is refused, not ignored.
+                    "shape" => match val.as_str() {
+                        Some("string") => {}
+                        Some("array") => self.problem(
+                            &kpath,
+                            "array is not supported: the packs send the SQL as one string; leave this tool out of sql_tools"
+                                .to_string(),
+                        ),
+                        _ => self.problem(&kpath, format!("expected string, found {}", show(val))),
+                    },
                     _ => {
                         for (name, value) in self.mapping(&kpath, val, &[]) {
                             match value {
@@ -982,6 +990,7 @@ fn setting_value(kind: SettingKind, v: &Yaml) -> Result<Value, String> {
             v.as_bool().map(Value::from).ok_or_else(|| format!("expected true or false, found {}", show(v)))
         }
         SettingKind::Text => v.as_str().map(Value::from).ok_or_else(|| format!("expected a string, found {}", show(v))),
+        SettingKind::Entries { description } => Err(format!("expected {description}, written at its own key")),
         SettingKind::StringList => {
             let Yaml::Sequence(items) = v else {
                 return Err(format!("expected a list of strings, found {}", show(v)));

@@ -356,9 +356,6 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
             if c.core || !forms { core_hits.push(c) } else { other_hits.push(c) }
         }
     }
-    for caveat in &obs.caveats {
-        evidence.push(Evidence::new("caveat", caveat.clone(), VerifiedBy::State).code("db.caveat"));
-    }
     evidence.sort_by_key(|e| e.code.as_deref() != Some("db.changed"));
     let name = |c: &&DbCall| format!("{} on {} ({})", c.probe, c.tool, c.changed.join(", "));
     if !core_hits.is_empty() {
@@ -534,8 +531,10 @@ pub fn privilege(obs: &DbObservations) -> Finding {
             continue;
         }
         seen_any = true;
-        let names: Vec<String> =
-            used.iter().map(|(r, p)| if *p { format!("{r} (superuser or BYPASSRLS)") } else { r.clone() }).collect();
+        let names: Vec<String> = used
+            .iter()
+            .map(|(r, p)| if *p { format!("{r} (superuser, BYPASSRLS or owner of an RLS table)") } else { r.clone() })
+            .collect();
         let bad = used.iter().any(|(r, p)| *p || r != &c.role);
         if bad {
             wrong.push(format!("the {} instance connected as {}", c.role, names.join(", ")));

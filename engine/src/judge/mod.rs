@@ -112,7 +112,7 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
     }
     let d = &obs.db;
     if !d.tools.is_empty() {
-        // A held lock changed the ground under every check after the first two.
+        // A lock the harness had to break changed the ground under every db check.
         let mut caveated = |id: &'static str, mut finding: Finding| {
             for caveat in &d.caveats {
                 finding.evidence.push(Evidence::new("caveat", caveat.clone(), VerifiedBy::State).code("db.caveat"));
@@ -127,8 +127,8 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
         caveated("write-gate", db::write_gate(d));
         caveated("audit", db::audit(d));
         caveated("db-privilege", db::privilege(d));
-        judge("db-read-only", db::read_only(d));
-        judge("db-mutation-forms", db::mutation_forms(d));
+        caveated("db-read-only", db::read_only(d));
+        caveated("db-mutation-forms", db::mutation_forms(d));
     }
     let s = &obs.sqlite;
     if !s.tools.is_empty() || !s.write_tools.is_empty() {
@@ -356,5 +356,19 @@ mod tests {
         let back: Observations = serde_json::from_str(&text).unwrap();
         let findings = |o: &Observations| all(o).into_iter().map(|(d, f)| (d.id, f)).collect::<Vec<_>>();
         assert_eq!(findings(&back), findings(&obs));
+    }
+
+    /// A lock the harness had to break changes the ground under every db check, so the
+    /// caveat is in the evidence of each of them, not only of the write checks.
+    #[test]
+    fn the_lock_caveat_reaches_every_db_check() {
+        let mut obs = every_pack_saw_nothing();
+        obs.db.caveats = vec!["the server held a lock on the scratch state".into()];
+        let db: Vec<_> = all(&obs).into_iter().filter(|(d, _)| d.pack == Pack::Db).collect();
+        assert_eq!(db.len(), CHECKS.iter().filter(|c| c.pack == Pack::Db).count());
+        for (def, f) in db {
+            let caveats = f.evidence.iter().filter(|e| e.code.as_deref() == Some("db.caveat")).count();
+            assert_eq!(caveats, 1, "{}: {:?}", def.id, f.evidence);
+        }
     }
 }

@@ -170,6 +170,13 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
         let file = runner.config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
         let mut problems = Vec::new();
         for (i, entry) in runner.config.sql_tools.iter().enumerate() {
+            if entry.writer {
+                runner.gaps.push(format!(
+                    "{}: a SQL tool that writes by design (sql_tools role: writer); the {pack} pack judges read tools only",
+                    entry.tool
+                ));
+                continue;
+            }
             let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
                 let hint = crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str()))
                     .map(|s| format!(" (did you mean `{s}`?)"))

@@ -81,11 +81,14 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
                 runner.gaps.push(format!("tools.include names \"{wanted}\", which matches no tool the server lists"));
             }
         }
-        let contradicted = config.classify_problems(&tools);
-        if !contradicted.is_empty() {
-            return Err(RunError::Setup(contradicted.join("\n")));
+        // Everything the tool list refutes in the config, reported at once.
+        let mut problems = config.classify_problems(&tools);
+        if let Err(RunError::Setup(p)) = probes::validate(&runner, &tools, &obs.tools.tools) {
+            problems.push(p);
         }
-        probes::validate(&runner, &tools, &obs.tools.tools)?;
+        if !problems.is_empty() {
+            return Err(RunError::Setup(problems.join("\n")));
+        }
         runner.begin_pack(&mut live, "robust-input").await;
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;
         runner.begin_pack(&mut live, "probes").await;

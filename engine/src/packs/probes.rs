@@ -139,7 +139,7 @@ async fn observe(runner: &mut Runner<'_>, live: &mut Live, p: &Probe) -> ProbeOb
         stub.script(Some(mint_markers(reply, &mut minted)));
     }
     let paths: Vec<(String, std::path::PathBuf)> =
-        p.expect.paths().map(|path| (path.clone(), runner.expand(path).into())).collect();
+        p.expect.paths().map(|path| (path.clone(), runner.expand(&path.replace("{token}", &token)).into())).collect();
     let before_files: Vec<Option<String>> = paths.iter().map(|(_, real)| file_state(real)).collect();
     let before_hits = listener.map(Listener::hits);
     let before_stub = stub.map(Stub::count);

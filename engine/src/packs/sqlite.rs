@@ -68,7 +68,21 @@ pub async fn collect(
     };
     let mut targets: Vec<(String, String)> = Vec::new();
     let mut writers: Vec<(String, String)> = Vec::new();
-    for (t, c) in tools.iter().zip(classes) {
+    // sql_tools replaces discovery here as in the db and sql-guard packs.
+    for entry in &runner.config.sql_tools {
+        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
+        if t.required.iter().any(|r| *r != entry.arg) {
+            runner
+                .gaps
+                .push(format!("{}: requires more than its SQL argument; the sqlite pack sends the SQL alone", t.name));
+        } else if entry.writer {
+            writers.push((t.name.clone(), entry.arg.clone()));
+        } else {
+            targets.push((t.name.clone(), entry.arg.clone()));
+        }
+    }
+    let discovered = if runner.config.sql_tools.is_empty() { tools } else { &[] };
+    for (t, c) in discovered.iter().zip(classes) {
         let Some(param) = c.param.clone().filter(|p| c.class == "sql" && t.required.iter().all(|r| r == p)) else {
             continue;
         };

@@ -27,11 +27,11 @@ const SEPARATOR: Setting = Setting {
 
 const SQL_TOOLS: Setting = Setting {
     key: "sql_tools",
-    kind: SettingKind::Text,
+    kind: SettingKind::Entries { description: "a list of { tool, arg } entries" },
     default: "none",
     locked: false,
     threshold: false,
-    meaning: "Tools that take a SQL string, as { tool, arg } (optional role: reader|writer|unknown, shape: string|array, args: { <parameter>: <string|number|boolean> } for the tool's other required parameters). Found by classification when omitted; a list adds tools and corrects arguments.",
+    meaning: "The tools that take a SQL string, as { tool, arg } (optional role: reader|writer|unknown, where writer leaves the tool out of the read-only checks; shape: string; args: { <parameter>: <string|number|boolean> } for the tool's other required parameters). When given, it replaces discovery: only these tools are probed; when omitted, SQL tools are found by classification.",
 };
 
 const UPSTREAM_KIND: Setting = Setting {

@@ -174,7 +174,7 @@ declare_check! {
     DB_PRIVILEGE {
         id: "db-privilege",
         pack: Pack::Db,
-        label: "Each instance connects as exactly its role, never superuser/BYPASSRLS",
+        label: "Each instance connects as exactly its role, never superuser, BYPASSRLS or an RLS table's owner",
         scope: "server (which role it really connects as, read from pg_stat_activity)",
         weight: Weight::Advisory,
         candidate: true,
@@ -183,7 +183,7 @@ declare_check! {
         probes: &[crate::registry::db::PRIVILEGE_PROBE],
         settings: &[],
         proves_pass: "A connection of each instance seen by the state reader while the probe ran, under exactly the role the instance was given.",
-        verdict: "While each role's instance runs a short sleep, the state reader lists the roles of the server's connections to sealmark_seed. fail when any is not the role the instance was given, or is a superuser or BYPASSRLS role; pass when each instance used exactly its role. Advisory: scored, it would add a point every well-behaved server earns.",
+        verdict: "While each role's instance runs a short sleep, the state reader lists the roles of the server's connections to sealmark_seed. fail when any is not the role the instance was given, or is a superuser, a BYPASSRLS role or the owner of a table with row-level security (an owner can alter or switch off its policies); pass when each instance used exactly its role. Advisory: scored, it would add a point every well-behaved server earns.",
         fix: "Use the connection string the deployment gives; never fall back to a privileged one.",
         false_positives: "A server that also opens a connection for its own bookkeeping with another role is reported.",
         false_negatives: "Connections opened and closed between the state reader's looks are not seen.",

@@ -80,10 +80,17 @@ impl Setting {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "type")]
 pub enum SettingKind {
-    Integer { min: i64, max: i64 },
+    Integer {
+        min: i64,
+        max: i64,
+    },
     Bool,
     StringList,
     Text,
+    /// A structured value, described in words (`sql_tools`).
+    Entries {
+        description: &'static str,
+    },
 }
 
 impl SettingKind {
@@ -93,6 +100,7 @@ impl SettingKind {
             SettingKind::Bool => "true or false".to_string(),
             SettingKind::StringList => "a list of strings".to_string(),
             SettingKind::Text => "a string".to_string(),
+            SettingKind::Entries { description } => description.to_string(),
         }
     }
 }

@@ -65,19 +65,19 @@ pub static PACKS: &[PackDoc] = &[
     },
     PackDoc {
         pack: Pack::Scope,
-        title: "Identifiers outside the declared scope (candidate pack)",
+        title: "Identifiers outside the declared scope",
         applies: "when scope.tools names a tool",
         built: true,
     },
     PackDoc {
         pack: Pack::SqlGuard,
-        title: "SQL that must not reach the backend (candidate pack)",
+        title: "SQL that must not reach the backend",
         applies: "when upstream.kind is set and a SQL tool exists",
         built: true,
     },
     PackDoc {
         pack: Pack::Upstream,
-        title: "The caller's credential at the backend (candidate pack)",
+        title: "The caller's credential at the backend",
         applies: "when upstream.kind is set",
         built: true,
     },

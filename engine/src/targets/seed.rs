@@ -218,7 +218,8 @@ impl Seed {
     /// seed database whose current query contains `marker`.
     pub async fn roles_running(&self, marker: &str) -> Result<Vec<(String, bool)>, String> {
         let rows: Vec<(String, bool)> = sqlx::query_as(
-            "SELECT DISTINCT a.usename::text, (r.rolsuper OR r.rolbypassrls)
+            "SELECT DISTINCT a.usename::text, (r.rolsuper OR r.rolbypassrls
+                    OR EXISTS (SELECT 1 FROM pg_class c WHERE c.relowner = r.oid AND c.relrowsecurity))
              FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
              WHERE a.datname = $1 AND a.pid <> pg_backend_pid() AND a.query LIKE '%' || $2 || '%'",
         )
@@ -333,5 +334,27 @@ mod tests {
         assert_eq!(seed.reset().await.unwrap(), None);
         assert_eq!(seed.probe_t_rows().await.unwrap(), 0);
         assert!(seed.seeded_in < std::time::Duration::from_secs(30));
+
+        // A role that owns a table with row-level security is privileged too: an owner
+        // can alter or switch off the policies that are meant to bind it.
+        let plain = slow_as(&seed, "sm_support", "sm-owner-before").await;
+        assert_eq!(plain, vec![("sm_support".to_string(), false)]);
+        exec(&mut *seed.reader.lock().await, "ALTER TABLE tenant_notes OWNER TO sm_support".to_string()).await.unwrap();
+        let owner = slow_as(&seed, "sm_support", "sm-owner-after").await;
+        assert_eq!(owner, vec![("sm_support".to_string(), true)], "the owner of an RLS table");
+    }
+
+    /// The roles the state reader sees running a query marked `marker` as `role`.
+    async fn slow_as(seed: &Seed, role: &str, marker: &str) -> Vec<(String, bool)> {
+        let dsn = seed.dsn(role);
+        let sql = format!("SELECT pg_sleep(1)::text -- {marker}");
+        let call = tokio::spawn(async move {
+            let mut c = PgConnection::connect(&dsn).await.expect("connects");
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut c).await.expect("sleeps");
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        let seen = seed.roles_running(marker).await.unwrap();
+        call.await.unwrap();
+        seen
     }
 }
