@@ -185,6 +185,10 @@ pub struct RunArgs {
     /// ci: a pack that ran but could not be graded (inconclusive) also fails the gate.
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
+    /// More evidence in the text report: -v the evidence of every check that did not pass
+    /// (five lines each), -vv all of it. Never a different verdict.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -167,7 +167,7 @@ fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
     }
     let to_files = formats.len() > 1 || args.out_dir.is_some() || formats.contains(&Format::Html);
     if !to_files {
-        let report = render_format(formats[0], record);
+        let report = render_format(formats[0], record, args.verbose);
         match &args.out {
             Some(path) => {
                 if let Err(e) = write_atomically(path, &report) {
@@ -192,7 +192,7 @@ fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
         for f in &formats {
             let files = match f {
                 Format::Html => crate::publish::files(record),
-                _ => vec![(f.file_name(), render_format(*f, record).into_bytes())],
+                _ => vec![(f.file_name(), render_format(*f, record, args.verbose).into_bytes())],
             };
             for (name, content) in files {
                 let path = dir.join(name);
@@ -279,9 +279,9 @@ fn identities(args: &RunArgs, config: &Config) -> Result<(Option<String>, Option
 }
 
 /// One format of the record.
-fn render_format(format: Format, record: &Record) -> String {
+fn render_format(format: Format, record: &Record, verbosity: u8) -> String {
     match format {
-        Format::Text => render::text::render(record),
+        Format::Text => render::text::render_with(record, verbosity),
         Format::Json => render::json(record),
         Format::Markdown => render::markdown::render(record),
         Format::Junit => render::junit::render(record),

@@ -166,6 +166,9 @@ fn the_example_config_runs_as_written() {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
     assert!(scratch.sandbox_removed());
+    // The page that shows this example says what it demonstrates, and why it exits 1.
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../site/backend.md")).unwrap();
+    assert!(page.contains("fixtures/config/scoped-http.yaml") && page.contains("http pack grades D here on purpose"));
 }
 
 /// A server that accepts only tokens it issued refuses the minted ones; the check says

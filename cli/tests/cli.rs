@@ -30,6 +30,33 @@ fn quick_form_grades_without_a_config() {
     assert!(stderr(&out).contains("  core     GRADE A  (4/4 points, 100%)"), "{}", stderr(&out));
 }
 
+/// -v and -vv add evidence lines under the checks, never change a verdict, and each
+/// verbosity prints byte-identical text on two runs of the same server.
+#[test]
+fn verbosity_adds_evidence_and_keeps_the_report_deterministic() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("prefix-check-reads", "packs: [core, fs]\n");
+    let text = |v: &[&str]| {
+        let mut args = vec!["run", "--config", cfg.to_str().unwrap()];
+        args.extend(v);
+        stdout(&scratch.run(&args))
+    };
+    let quiet = text(&[]);
+    assert!(!quiet.contains("evidence: ["), "{quiet}");
+    for v in [&["-v"][..], &["-vv"][..]] {
+        let (first, second) = (text(v), text(v));
+        assert_eq!(first, second, "{v:?} is not deterministic");
+        assert!(first.contains("        evidence: [response] sibling-prefix: read_file"), "{v:?}: {first}");
+        let without: String = first
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("evidence: [") && !l.contains("more evidence line(s)"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(without, quiet, "{v:?} changed more than the evidence lines");
+    }
+    assert!(text(&["-vv"]).len() > text(&["-v"]).len(), "-vv shows the passing checks' evidence too");
+}
+
 #[test]
 fn the_progress_line_never_shows_a_password() {
     let scratch = Scratch::new();
@@ -115,6 +142,10 @@ fn explain_list_and_describe_render_the_registry() {
     assert!(!list.contains(": ."), "no empty list of unbuilt packs: {list}");
     let page = stdout(&Command::new(sealmark()).args(["explain", "scope-escape"]).output().unwrap());
     assert_eq!(page.matches("(candidate pack)").count(), 1, "{page}");
+    assert!(
+        page.starts_with("scope-escape\n\nIdentifiers outside the declared scope kept from the backend\n\nshipped\n"),
+        "{page}"
+    );
     let page = stdout(&Command::new(sealmark()).args(["explain", "sql-guard-statements"]).output().unwrap());
     assert!(page.contains("(a list of { tool, arg } entries)") && !page.contains("corrects arguments"), "{page}");
     let described: serde_json::Value =

@@ -51,6 +51,11 @@ pub fn cwe_list(c: &CheckDef) -> String {
     c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect::<Vec<_>>().join(", ")
 }
 
+/// Whether this build runs the check: `shipped`, or designed and not built yet.
+pub fn status(c: &CheckDef) -> String {
+    if pack_doc(c.pack).built { "shipped".to_string() } else { format!("designed, not built in sealmark {VERSION}") }
+}
+
 /// How points are awarded, in words, for a check's weight.
 pub fn scoring_sentence(c: &CheckDef) -> &'static str {
     if c.is_advisory() {
@@ -67,7 +72,7 @@ pub fn explain(c: &CheckDef) -> String {
     let mut o = String::new();
     let pack = pack_doc(c.pack);
     let cand_pack = if c.pack.is_candidate() { " (candidate pack)" } else { "" };
-    let _ = writeln!(o, "{}\n\n{}\n", c.id, c.label);
+    let _ = writeln!(o, "{}\n\n{}\n\n{}\n", c.id, c.label, status(c));
     let _ = writeln!(o, "pack: {}{cand_pack} — {}", c.pack.id(), pack.title);
     let _ = writeln!(o, "weight: {}", c.weight_line());
     let _ = writeln!(o, "scope: {}", c.scope);
@@ -145,10 +150,10 @@ pub fn checks_markdown() -> String {
     let _ = writeln!(o, "Every check sealmark {VERSION} runs, with the same facts `sealmark explain <id>` prints.\n");
     for pack in PACKS {
         let checks: Vec<&CheckDef> = CHECKS.iter().copied().filter(|c| c.pack == pack.pack).collect();
-        let status = if pack.built { String::new() } else { " — not built yet".to_string() };
-        let _ = writeln!(o, "## Pack `{}`{status}\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
+        let unbuilt = if pack.built { String::new() } else { " — not built yet".to_string() };
+        let _ = writeln!(o, "## Pack `{}`{unbuilt}\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
         for c in checks {
-            let _ = writeln!(o, "### `{}` — {}\n", c.id, c.label);
+            let _ = writeln!(o, "### `{}` — {}\n\n*{}*\n", c.id, c.label, status(c));
             let _ = writeln!(o, "| | |\n|---|---|");
             let _ = writeln!(o, "| weight | {} |", c.weight_line());
             let _ = writeln!(o, "| scope | {} |", c.scope);

@@ -9,7 +9,16 @@ use std::fmt::Write;
 /// At most this many "Not covered" lines are printed, then a count.
 const NOT_COVERED_LINES: usize = 12;
 
+/// At `-v`, this many evidence lines are printed under a check that did not pass.
+const EVIDENCE_LINES: usize = 5;
+
 pub fn render(r: &Record) -> String {
+    render_with(r, 0)
+}
+
+/// The text report at a verbosity: 0 prints no evidence, 1 the first lines of each check
+/// that did not pass, 2 every line of every check. The verdicts are the same at each.
+pub fn render_with(r: &Record, verbosity: u8) -> String {
     let mut out = String::new();
     let o = &mut out;
     let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
@@ -26,7 +35,7 @@ pub fn render(r: &Record) -> String {
     classification(o, r);
     for pack in Pack::ALL {
         if let Some(result) = r.packs.get(pack.id()) {
-            pack_block(o, r, pack, result);
+            pack_block(o, r, pack, result, verbosity);
         }
     }
     let badge = if r.badge.eligible { "eligible" } else { "not eligible" };
@@ -160,7 +169,7 @@ fn pad(s: &str, w: usize) -> String {
     format!("{s}{}", " ".repeat(w.saturating_sub(n)))
 }
 
-fn pack_block(o: &mut String, r: &Record, pack: Pack, result: &PackResult) {
+fn pack_block(o: &mut String, r: &Record, pack: Pack, result: &PackResult, verbosity: u8) {
     let kind = pack_kind(pack).map(|k| format!("  {k}")).unwrap_or_default();
     let _ = writeln!(o, "PACK {}  {}{kind}", pack.id(), pack_verdict(result));
     let grade = result.grade.as_ref().filter(|_| result.status == PackStatus::Graded);
@@ -172,6 +181,28 @@ fn pack_block(o: &mut String, r: &Record, pack: Pack, result: &PackResult) {
         let advisory = if c.advisory { " (advisory, not scored)" } else { "" };
         let _ = writeln!(o, "  {} {} — {}{advisory}", c.verdict.tag(), c.label, c.summary);
         let _ = writeln!(o, "        scope: {}", c.scope);
+        let shown = match verbosity {
+            0 => 0,
+            1 if c.verdict == Verdict::Pass || c.verdict == Verdict::Na => 0,
+            1 => EVIDENCE_LINES,
+            _ => usize::MAX,
+        };
+        for e in c.evidence.iter().take(shown) {
+            let _ = writeln!(
+                o,
+                "        evidence: [{}] {} → {}",
+                e.verified_by.id(),
+                crate::text::visible(&e.probe),
+                crate::text::visible(&e.outcome)
+            );
+        }
+        if c.evidence.len() > shown && shown > 0 {
+            let _ = writeln!(
+                o,
+                "        … and {} more evidence line(s) (-vv, or the JSON record)",
+                c.evidence.len() - shown
+            );
+        }
     }
     if let Some(g) = grade {
         let label = |id: &str| r.checks.iter().find(|c| c.id == id).map_or(id.to_string(), |c| c.label.clone());
