@@ -8,7 +8,7 @@ use crate::search::{Entry, search};
 use leptos::prelude::*;
 use sealmark_engine::registry::{self, CHECKS, PACKS, pack_doc};
 use sealmark_engine::render::reference::{
-    config_keys, cwe_list, decided_by, scoring_sentence, setting_key, weight_word,
+    config_keys, cwe_list, decided_by, scoring_sentence, setting_key, status, weight_word,
 };
 use sealmark_engine::{METHODOLOGY, VERSION};
 use std::sync::Arc;
@@ -110,7 +110,7 @@ pub fn CheckPage(id: String) -> impl IntoView {
         <article class="site check-page">
             <p class="crumbs"><a href=Route::Checks.href()>"Checks"</a>" / "
                 <a href=Route::Packs(Some(c.pack.id().to_string())).href()>{format!("pack {}", c.pack.id())}</a></p>
-            <h1><code>{c.id}</code>{c.candidate.then(|| view! { <span class="chip">"candidate"</span> })}</h1>
+            <h1><code>{c.id}</code>" "<span class="chip">{status(c)}</span>{c.candidate.then(|| view! { <span class="chip">"candidate"</span> })}</h1>
             <p class="lede">{c.label}</p>
             <p class="muted">{format!("Pack {} — {}", c.pack.id(), pack.title)}</p>
             <dl class="facts">
