@@ -1,15 +1,27 @@
 //! Where a record comes from: the page itself, a URL relative to it, a file the user
-//! picked or dropped. Each source ends in the same `read_saved` the CLI's `--replay`
-//! and `--baseline` use.
+//! picked or dropped. Each source ends in the rule the CLI applies: `read_saved` for a
+//! record (as `--replay`), `read_baseline` for a baseline (as `--baseline`).
 
-use sealmark_engine::record::{Record, read_saved};
+use sealmark_engine::record::{Record, SavedRecordError, read_baseline, read_saved};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+/// How a slot reads its text: as a record or as a baseline.
+pub type Reader = fn(&str, &str) -> Result<Arc<Record>, String>;
+
 /// A record, or why there is none; `source` names where it came from.
 pub fn parse(text: &str, source: &str) -> Result<Arc<Record>, String> {
-    read_saved(text).map(Arc::new).map_err(|e| format!("{source}: this is not a record the viewer can read: {e}"))
+    shown(read_saved(text), source)
+}
+
+/// A baseline: as a record, but one of another methodology is compared, not refused.
+pub fn parse_baseline(text: &str, source: &str) -> Result<Arc<Record>, String> {
+    shown(read_baseline(text), source)
+}
+
+fn shown(read: Result<Record, SavedRecordError>, source: &str) -> Result<Arc<Record>, String> {
+    read.map(Arc::new).map_err(|e| format!("{source}: this is not a record the viewer can read: {e}"))
 }
 
 /// The record embedded in the page by `sealmark run --format html`, if there is one.

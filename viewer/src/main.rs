@@ -17,7 +17,7 @@ mod site;
 mod view_model;
 
 use leptos::prelude::*;
-use load::{embedded, fetch_text, file_text, first_file, now_ms, param, parse};
+use load::{Reader, embedded, fetch_text, file_text, first_file, now_ms, param, parse, parse_baseline};
 use route::{Page, Route};
 use sealmark_engine::record::Record;
 use std::sync::Arc;
@@ -61,11 +61,11 @@ fn mark_rendered() {
 }
 
 /// Loads a record slot from a URL relative to the page.
-fn load_url(slot: RwSignal<Loaded>, path: String) {
+fn load_url(slot: RwSignal<Loaded>, path: String, read: Reader) {
     slot.set(Loaded::Loading);
     leptos::task::spawn_local(async move {
         let loaded = match fetch_text(&path).await {
-            Ok(text) => Loaded::from(parse(&text, &path)),
+            Ok(text) => Loaded::from(read(&text, &path)),
             Err(e) => Loaded::Problem(e),
         };
         slot.set(loaded);
@@ -74,12 +74,12 @@ fn load_url(slot: RwSignal<Loaded>, path: String) {
 }
 
 /// Loads a record slot from a file the user picked or dropped.
-fn load_file(slot: RwSignal<Loaded>, file: Option<web_sys::File>) {
+fn load_file(slot: RwSignal<Loaded>, file: Option<web_sys::File>, read: Reader) {
     let Some(file) = file else { return };
     slot.set(Loaded::Loading);
     leptos::task::spawn_local(async move {
         let loaded = match file_text(&file).await {
-            Ok(text) => Loaded::from(parse(&text, &file.name())),
+            Ok(text) => Loaded::from(read(&text, &file.name())),
             Err(e) => Loaded::Problem(e),
         };
         slot.set(loaded);
@@ -100,13 +100,13 @@ fn App() -> impl IntoView {
     let index = Arc::new(search::index());
 
     if let Some(path) = param("record") {
-        load_url(record, path);
+        load_url(record, path, parse);
     } else if let Some(text) = embedded() {
         record.set(Loaded::from(parse(&text, "the record in this page")));
         mark_rendered();
     }
     if let Some(path) = param("baseline") {
-        load_url(baseline, path);
+        load_url(baseline, path, parse_baseline);
     }
 
     let _ = window_event_listener(leptos::ev::hashchange, move |_| {
@@ -143,7 +143,7 @@ fn App() -> impl IntoView {
             query.set(String::new());
             let _ = web_sys::window().map(|w| w.location().set_hash("#/"));
         }
-        load_file(record, file);
+        load_file(record, file, parse);
     };
     let skip = move |ev: leptos::ev::MouseEvent| {
         ev.prevent_default();
@@ -221,12 +221,12 @@ fn OpenBar(record: RwSignal<Loaded>, baseline: RwSignal<Loaded>) -> impl IntoVie
             <label>
                 "Open a record "
                 <input type="file" id="open-record" accept=".json,application/json"
-                    on:change=move |ev| load_file(record, picked(&ev))/>
+                    on:change=move |ev| load_file(record, picked(&ev), parse)/>
             </label>
             <label>
                 "Compare with a baseline "
                 <input type="file" id="open-baseline" accept=".json,application/json"
-                    on:change=move |ev| load_file(baseline, picked(&ev))/>
+                    on:change=move |ev| load_file(baseline, picked(&ev), parse_baseline)/>
             </label>
             <span class="hint">"or drop a record anywhere on this page. Nothing leaves your browser."</span>
         </section>
