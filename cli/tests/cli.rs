@@ -642,6 +642,11 @@ fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--pg", &pg]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("cannot reach Postgres at 127.0.0.1:"), "{}", stderr(&out));
+    // doctor is not a run: it says why the db pack would not run, and goes on.
+    let out = scratch.run(&["doctor", "--config", cfg.to_str().unwrap(), "--pg", &pg]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = stdout(&out);
+    assert!(report.contains("db         would not run: --pg: cannot reach Postgres at 127.0.0.1:"), "{report}");
 
     // A saved record holding one check twice.
     let good = scratch.config("good", "");

@@ -381,10 +381,14 @@ fn a_token_in_an_expected_path_is_the_probe_s_own() {
 fn run_warns_about_paths_outside_the_sandbox() {
     let scratch = Scratch::new();
     let cfg = toy_config(&scratch, &["{sandbox}"], "");
-    let text = std::fs::read_to_string(&cfg).unwrap().replace("  env:\n", "  env:\n    DATA_DIR: /srv/data\n");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("  env:\n", "  env:\n    SECRET_STORE: /srv/data\n");
     std::fs::write(&cfg, text).unwrap();
     let (out, err, _) = text_run(&scratch, &["run", "--pack", "core", "--config", cfg.to_str().unwrap()]);
-    let warning = "server.env.DATA_DIR names /srv/data, outside the sandbox: writes there are not observed";
+    let warning = "server.env.SECRET_STORE names /srv/data, outside the sandbox: writes there are not observed";
     assert!(err.contains(&format!("sealmark: warning: {warning}")), "{err}");
-    assert!(out.contains(&format!("  - {warning}")), "{out}");
+    // The record is published: it names the key, not the path, which sits under a
+    // secret-looking name that the env: line shows as <redacted>.
+    let listed = "server.env.SECRET_STORE names an absolute path, outside the sandbox: writes there are not observed";
+    assert!(out.contains(&format!("  - {listed}")), "{out}");
+    assert!(out.contains("SECRET_STORE=<redacted>") && !out.contains("/srv/data"), "{out}");
 }

@@ -48,6 +48,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         identity_b: options.identity_b.clone(),
         active: options.active,
         large_bytes: 4 * config.setting_u64("fs-large-read", "max_bytes") as usize,
+        strict_db: true,
     };
     let mut targets = Targets::start(config, wanted).await?;
     let collected = crate::packs::collect(config, &targets).await?;

@@ -33,6 +33,9 @@ pub const TOP_KEYS: [&str; 12] = [
 /// The keys of `server:`.
 pub const SERVER_KEYS: [&str; 7] = ["name", "version", "command", "args", "env", "url", "headers"];
 
+/// Why an absolute path in the server's config is worth a warning.
+const OUTSIDE: &str = "outside the sandbox: writes there are not observed (use {sandbox} or {sandbox_home})";
+
 /// The default time to wait for the handshake and for each call.
 pub const DEFAULT_TIMEOUT_PROBE_SEC: u64 = 10;
 
@@ -231,20 +234,29 @@ impl Config {
             .any(|t| t.contains(text))
     }
 
-    /// Config values that name an absolute path outside the sandbox: writes there are
-    /// not observed by any pack, so `run` and `doctor` warn about them.
-    pub fn paths_outside_sandbox(&self) -> Vec<String> {
+    /// Config values that name an absolute path outside the sandbox, with their key:
+    /// writes there are not observed by any pack, so `run` and `doctor` warn about them.
+    fn outside_sandbox(&self) -> Vec<(String, &str)> {
         self.server_texts()
             .into_iter()
             .filter(|(key, _)| key != "server.command" && key != "server.url" && !key.starts_with("server.headers"))
             .filter_map(|(key, text)| {
                 let value = text.split_once('=').map_or(text, |(_, v)| v);
                 let absolute = value.starts_with('/') || value.starts_with("~/");
-                (absolute && !probes::PATH_PLACEHOLDERS.iter().any(|p| value.starts_with(p))).then(|| {
-                    format!("{key} names {value}, outside the sandbox: writes there are not observed (use {{sandbox}} or {{sandbox_home}})")
-                })
+                (absolute && !probes::PATH_PLACEHOLDERS.iter().any(|p| value.starts_with(p))).then_some((key, value))
             })
             .collect()
+    }
+
+    /// The warnings for the console, each path named.
+    pub fn paths_outside_sandbox(&self) -> Vec<String> {
+        self.outside_sandbox().into_iter().map(|(key, value)| format!("{key} names {value}, {OUTSIDE}")).collect()
+    }
+
+    /// The same for a record, which is published: the key only, since the value may sit
+    /// under a secret-looking name that reports hide.
+    pub fn keys_outside_sandbox(&self) -> Vec<String> {
+        self.outside_sandbox().into_iter().map(|(key, _)| format!("{key} names an absolute path, {OUTSIDE}")).collect()
     }
 
     /// Every string of the server's config with its dotted key.

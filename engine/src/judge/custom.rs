@@ -141,7 +141,8 @@ pub fn evaluate(expect: &Expect, seen: &Seen) -> Result<Vec<String>, String> {
     if let Some(max) = expect.duration_max_ms
         && seen.elapsed_ms > max
     {
-        missed.push(format!("the call took {} ms (max {max})", seen.elapsed_ms));
+        // The limit, not the measurement: reports stay the same from run to run.
+        missed.push(format!("the call took longer than {max} ms"));
     }
     if let Some(max) = expect.response_max_bytes
         && seen.response_bytes > max
@@ -498,6 +499,15 @@ mod tests {
 
     fn obs(s: Seen) -> ProbeObs {
         ProbeObs { name: "p".into(), tool: "t".into(), args: Value::Null, outcome: ProbeOutcome::Observed(Box::new(s)) }
+    }
+
+    /// A call over its time limit says the limit, never the measured time, so two runs
+    /// print the same line.
+    #[test]
+    fn a_slow_call_names_its_limit_not_its_time() {
+        let p = probe("{ duration_ms: { max: 1 } }");
+        let (v, line) = probe_verdict(&p, &obs(seen(Answer::Success { text: "ok".into() })));
+        assert_eq!((v, line.as_str()), (Verdict::Fail, "the call took longer than 1 ms"));
     }
 
     #[test]

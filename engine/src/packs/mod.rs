@@ -196,7 +196,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
     obs.answered_calls = runner.answered;
 
     let mut gaps = std::mem::take(&mut runner.gaps);
-    gaps.extend(config.paths_outside_sandbox());
+    gaps.extend(config.keys_outside_sandbox());
     let fs_ran = !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty();
     if fs_ran && config.runs_pack(Pack::Effects) {
         gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());

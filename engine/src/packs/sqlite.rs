@@ -66,19 +66,35 @@ pub async fn collect(
         row_cap_limit: runner.config.setting_u64("sqlite-row-cap", "row_cap") as usize,
         ..Default::default()
     };
-    let mut targets: Vec<(String, String)> = Vec::new();
-    let mut writers: Vec<(String, String)> = Vec::new();
+    // (tool, SQL argument, the tool's other arguments).
+    let mut targets: Vec<(String, String, Map<String, Value>)> = Vec::new();
+    let mut writers: Vec<(String, String, Map<String, Value>)> = Vec::new();
     // sql_tools replaces discovery here as in the db and sql-guard packs.
     for entry in &runner.config.sql_tools {
-        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
-        if t.required.iter().any(|r| *r != entry.arg) {
-            runner
-                .gaps
-                .push(format!("{}: requires more than its SQL argument; the sqlite pack sends the SQL alone", t.name));
+        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
+            runner.gaps.push(format!(
+                "sql_tools names {}, which the server does not list; not probed by the sqlite pack",
+                entry.tool
+            ));
+            continue;
+        };
+        let extra: Map<String, Value> = entry.args.clone().into_iter().collect();
+        let missing: Vec<&str> =
+            t.required.iter().filter(|r| **r != entry.arg && !extra.contains_key(*r)).map(String::as_str).collect();
+        if !missing.is_empty() {
+            runner.gaps.push(format!(
+                "{}: sql_tools gives no value for required {}; not probed by the sqlite pack",
+                t.name,
+                missing.join(", ")
+            ));
         } else if entry.writer {
-            writers.push((t.name.clone(), entry.arg.clone()));
+            runner.gaps.push(format!(
+                "{}: a SQL tool that writes by design (sql_tools role: writer); the sqlite pack aims only sqlite-attach at it",
+                t.name
+            ));
+            writers.push((t.name.clone(), entry.arg.clone(), extra));
         } else {
-            targets.push((t.name.clone(), entry.arg.clone()));
+            targets.push((t.name.clone(), entry.arg.clone(), extra));
         }
     }
     let discovered = if runner.config.sql_tools.is_empty() { tools } else { &[] };
@@ -87,13 +103,13 @@ pub async fn collect(
             continue;
         };
         match sql_writes(t, &runner.config.classify) {
-            None => targets.push((t.name.clone(), param)),
+            None => targets.push((t.name.clone(), param, Map::new())),
             Some(why) => {
                 runner.gaps.push(format!(
                     "{}: a SQL tool that writes by design ({why}); the sqlite pack aims only sqlite-attach at it",
                     t.name
                 ));
-                writers.push((t.name.clone(), param));
+                writers.push((t.name.clone(), param, Map::new()));
             }
         }
     }
@@ -101,9 +117,9 @@ pub async fn collect(
     let mut observer = Observer::new(sandbox.observed());
     let canary = sandbox.canary_dir().to_string_lossy().into_owned();
     let limit = obs.row_cap_limit;
-    for (tool, param) in &targets {
+    for (tool, param, extra) in &targets {
         obs.tools.push(tool.clone());
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
         obs.controls.push(c.send("control", CONTROL_SQL).await);
         if !obs.tool_works(tool) {
             continue;
@@ -135,9 +151,9 @@ pub async fn collect(
     }
     // A tool that writes by design is shown to work by a write the file records, then
     // asked to create database files outside the root.
-    for (tool, param) in &writers {
+    for (tool, param, extra) in &writers {
         obs.write_tools.push(tool.clone());
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
         let control = c.judged("write-control", WRITE_CONTROL_SQL).await;
         let works = !control.changed.is_empty();
         obs.write_controls.push(control);
@@ -148,9 +164,9 @@ pub async fn collect(
         }
     }
     // Last: a server that does not stop it stays busy afterwards.
-    let working: Vec<&(String, String)> = targets.iter().filter(|(t, _)| obs.tool_works(t)).collect();
-    for (tool, param) in working {
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, path };
+    let working: Vec<_> = targets.iter().filter(|(t, _, _)| obs.tool_works(t)).collect();
+    for (tool, param, extra) in working {
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
         for p in &TIMEOUT_PROBES {
             let probe = RunawayCall { call: c.send_uncounted(p.name, p.sends).await, ran: false };
             let decided = timeout_step(&probe).decided();
@@ -168,6 +184,8 @@ struct Ctx<'c, 'r, 'a> {
     live: &'c mut Live,
     tool: &'a str,
     param: &'a str,
+    /// The tool's other required arguments, from sql_tools.
+    extra: &'a Map<String, Value>,
     path: &'a Path,
 }
 
@@ -212,7 +230,7 @@ impl Ctx<'_, '_, '_> {
             core: true,
             unreadable: None,
         };
-        let mut args = Map::new();
+        let mut args = self.extra.clone();
         args.insert(self.param.to_string(), Value::String(sql.to_string()));
         let what = format!("{probe} on {}", self.tool);
         let reply = self.runner.call_tool(self.live, self.tool, Value::Object(args), &what, count).await;

@@ -57,6 +57,9 @@ pub struct Wanted<'o> {
     pub active: bool,
     /// The size of the sandbox's large file.
     pub large_bytes: usize,
+    /// Whether a `--pg` database that cannot be used stops the start (a run), or is only
+    /// reported (`doctor`, which says why the db pack would not run).
+    pub strict_db: bool,
 }
 
 impl Targets {
@@ -90,7 +93,8 @@ impl Targets {
             false => None,
         };
         // A database the user named and sealmark cannot use is a usage error, not a gap.
-        if wanted.db.pg.is_some()
+        if wanted.strict_db
+            && wanted.db.pg.is_some()
             && let Some(Err(why)) = &database
         {
             return Err(RunError::Setup(why.clone()));
