@@ -227,6 +227,8 @@ pub fn grades_page() -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::registry::CHECKS;
+
     #[test]
     fn the_generated_pages_are_fresh() {
         crate::render::assert_fresh("site/reference/packs.md", &super::packs_page());
@@ -235,10 +237,20 @@ mod tests {
     }
 
     #[test]
-    fn every_observer_decides_or_says_it_does_not() {
+    fn every_check_is_listed_under_each_observer_that_decides_it() {
         let page = super::observers_page();
         for v in crate::model::VerifiedBy::ALL {
-            assert!(page.contains(&format!("## {}\n", v.id())), "{} missing", v.id());
+            let heading = format!("## {}\n", v.id());
+            let start = page.find(&heading).unwrap_or_else(|| panic!("{} has no section", v.id()));
+            let section = page[start + heading.len()..].split("\n## ").next().unwrap_or_default();
+            for c in CHECKS.iter().filter(|c| c.decided_by.contains(&v)) {
+                assert!(
+                    section.contains(&format!("[{}](#/checks/{})", c.id, c.id)),
+                    "{} is missing under {}",
+                    c.id,
+                    v.id()
+                );
+            }
         }
         assert!(page.contains("## metadata\n"), "verifiedBy: metadata is documented");
     }
