@@ -55,21 +55,26 @@ fn check_with(mode: &str, flags: &[&str]) -> serde_json::Value {
 }
 
 /// sql_tools replaces discovery here too: a tool it calls a writer gets only
-/// sqlite-attach and is named under Not covered; a tool the server lacks is named too.
+/// sqlite-attach and is named under Not covered; a tool the server lacks is refused.
 #[test]
 fn sql_tools_decides_the_sqlite_targets() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
         &toy_sqlite(),
         &["--mode", "good", "{sqlite}"],
-        "timeout_probe_sec: 6\nsql_tools: [{ tool: query, arg: sql, role: writer }, { tool: qurey, arg: sql }]\n",
+        "timeout_probe_sec: 6\nsql_tools: [{ tool: query, arg: sql, role: writer }]\n",
     );
     let (rec, _) = record_of(&scratch, &cfg);
     let blind = rec["notCovered"].to_string();
     assert!(blind.contains("query: a SQL tool that writes by design (sql_tools role: writer)"), "{blind}");
-    assert!(blind.contains("sql_tools names qurey, which the server does not list"), "{blind}");
     assert_eq!(rec["observations"]["sqlite"]["tools"], serde_json::json!([]), "the writer is not a read target");
     assert_eq!(rec["observations"]["sqlite"]["writeTools"], serde_json::json!(["query"]));
+    // An entry the server does not have is a config error, found right after tools/list.
+    let typo = scratch.config_for(&toy_sqlite(), &["{sqlite}"], "sql_tools: [{ tool: qurey, arg: sql }]\n");
+    let out = scratch.run(&["run", "--config", typo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sql_tools[0].tool: the server declares no tool \"qurey\" (did you mean `query`?)"), "{err}");
 }
 
 #[test]

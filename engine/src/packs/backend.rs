@@ -229,13 +229,11 @@ fn one_arg(param: &str, value: &str) -> Map<String, Value> {
     m
 }
 
-/// `scope.tools` checked against what the server declares: a tool or parameter that does
-/// not exist is a config error (exit 2); a tool with other required arguments is a gap.
-fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(String, String)>, RunError> {
-    let config = runner.config;
+/// What the tool list refutes in `scope.tools`: a tool or parameter the server does not
+/// declare.
+pub fn scope_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<String> {
     let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
     let mut problems = Vec::new();
-    let mut out = Vec::new();
     for (i, ScopedTool { tool, param, line }) in config.scope.tools.iter().enumerate() {
         let Some(t) = tools.iter().find(|t| &t.name == tool) else {
             let hint = crate::registry::did_you_mean(tool, tools.iter().map(|t| t.name.as_str()))
@@ -254,8 +252,21 @@ fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(Stri
                 "{file}:{line}: scope.tools[{i}].param: {tool} has no parameter \"{param}\"{hint} (its parameters: {})",
                 if names.is_empty() { "none".to_string() } else { names.join(", ") }
             ));
-            continue;
         }
+    }
+    problems
+}
+
+/// `scope.tools` checked against what the server declares: a tool or parameter that does
+/// not exist is a config error (exit 2); a tool with other required arguments is a gap.
+fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(String, String)>, RunError> {
+    let problems = scope_tools_problems(runner.config, tools);
+    if !problems.is_empty() {
+        return Err(RunError::Setup(problems.join("\n")));
+    }
+    let mut out = Vec::new();
+    for ScopedTool { tool, param, .. } in &runner.config.scope.tools {
+        let Some(t) = tools.iter().find(|t| &t.name == tool) else { continue };
         let others: Vec<&str> = t.required.iter().filter(|r| *r != param).map(String::as_str).collect();
         if others.is_empty() {
             out.push((tool.clone(), param.clone()));
@@ -265,7 +276,7 @@ fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(Stri
                 .push(format!("{tool}: requires {} besides {param}; not probed by the scope pack", others.join(", ")));
         }
     }
-    if problems.is_empty() { Ok(out) } else { Err(RunError::Setup(problems.join("\n"))) }
+    Ok(out)
 }
 
 /// The upstream pack: find a call that reaches the stub as caller a, then make it as b,

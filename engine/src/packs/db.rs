@@ -160,6 +160,37 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
     Ok(targets)
 }
 
+/// What the tool list refutes in `sql_tools`: an entry naming a tool the server does not
+/// declare, or an argument that is not one of its string arguments.
+pub fn sql_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<String> {
+    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let mut problems = Vec::new();
+    for (i, entry) in config.sql_tools.iter().enumerate() {
+        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
+            let hint = crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str()))
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            problems.push(format!(
+                "{file}:{}: sql_tools[{i}].tool: the server declares no tool \"{}\"{hint}",
+                entry.line, entry.tool
+            ));
+            continue;
+        };
+        if t.param_type(&entry.arg) != Some("string") {
+            let strings: Vec<&str> =
+                t.params.iter().filter(|(_, ty)| ty == "string").map(|(n, _)| n.as_str()).collect();
+            problems.push(format!(
+                "{file}:{}: sql_tools[{i}].arg: {} has no string argument \"{}\" (its string arguments: {})",
+                entry.arg_line,
+                t.name,
+                entry.arg,
+                if strings.is_empty() { "none".to_string() } else { strings.join(", ") }
+            ));
+        }
+    }
+    problems
+}
+
 /// The SQL tools of the server: `sql_tools` when the config gives it (each entry checked
 /// against what the server declares; a wrong one is a config error), else those the
 /// classification places as sql with no other required argument. Tools left out are
@@ -167,9 +198,11 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
 pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &str) -> Result<Vec<Target>, RunError> {
     let mut targets = Vec::new();
     if !runner.config.sql_tools.is_empty() {
-        let file = runner.config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
-        let mut problems = Vec::new();
-        for (i, entry) in runner.config.sql_tools.iter().enumerate() {
+        let problems = sql_tools_problems(runner.config, tools);
+        if !problems.is_empty() {
+            return Err(RunError::Setup(problems.join("\n")));
+        }
+        for entry in &runner.config.sql_tools {
             if entry.writer {
                 runner.gaps.push(format!(
                     "{}: a SQL tool that writes by design (sql_tools role: writer); the {pack} pack judges read tools only",
@@ -177,28 +210,7 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
                 ));
                 continue;
             }
-            let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
-                let hint = crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str()))
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
-                problems.push(format!(
-                    "{file}:{}: sql_tools[{i}].tool: the server declares no tool \"{}\"{hint}",
-                    entry.line, entry.tool
-                ));
-                continue;
-            };
-            if t.param_type(&entry.arg) != Some("string") {
-                let strings: Vec<&str> =
-                    t.params.iter().filter(|(_, ty)| ty == "string").map(|(n, _)| n.as_str()).collect();
-                problems.push(format!(
-                    "{file}:{}: sql_tools[{i}].arg: {} has no string argument \"{}\" (its string arguments: {})",
-                    entry.arg_line,
-                    t.name,
-                    entry.arg,
-                    if strings.is_empty() { "none".to_string() } else { strings.join(", ") }
-                ));
-                continue;
-            }
+            let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
             let missing: Vec<&str> = t
                 .required
                 .iter()
@@ -218,9 +230,6 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
                 param: entry.arg.clone(),
                 extra: entry.args.clone().into_iter().collect(),
             });
-        }
-        if !problems.is_empty() {
-            return Err(RunError::Setup(problems.join("\n")));
         }
         return Ok(targets);
     }

@@ -86,6 +86,14 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
         if let Err(RunError::Setup(p)) = probes::validate(&runner, &tools, &obs.tools.tools) {
             problems.push(p);
         }
+        // sql_tools and scope.tools too, before any pack sends a probe (the db pack checks
+        // sql_tools again against the tools of its own instance).
+        if [Pack::Db, Pack::Sqlite, Pack::SqlGuard].into_iter().any(|p| config.runs_pack(p)) {
+            problems.extend(db::sql_tools_problems(config, &tools));
+        }
+        if config.runs_pack(Pack::Scope) {
+            problems.extend(backend::scope_tools_problems(config, &tools));
+        }
         if !problems.is_empty() {
             return Err(RunError::Setup(problems.join("\n")));
         }
