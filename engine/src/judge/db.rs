@@ -68,6 +68,19 @@ pub struct RowCapCall {
     pub produces: usize,
 }
 
+impl RowCapCall {
+    /// A row-cap call with the marked rows its answer holds, however the server put it
+    /// (a result, a tool error, a JSON-RPC error message).
+    pub fn counted(call: DbCall, sql: &str, produces: usize) -> RowCapCall {
+        let rows = match &call.answer {
+            Answer::Success { text } | Answer::ToolError { text } => marked_rows(text, sql),
+            Answer::RpcError { message, .. } => marked_rows(message, sql),
+            _ => 0,
+        };
+        RowCapCall { call, rows, produces }
+    }
+}
+
 /// One runaway-time spelling, and whether the harness saw it run (the state reader's
 /// pg_stat_activity; SQLite offers no such view).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

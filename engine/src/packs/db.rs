@@ -6,7 +6,7 @@ use crate::classify::classify_declared;
 use crate::judge::Answer;
 use crate::judge::db::{
     AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_MARKER,
-    RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step,
+    RowCapCall, RunawayCall, row_cap_step, timeout_step,
 };
 use crate::registry::db::{
     AUDIT_PROBE, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE, RLS_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES,
@@ -79,13 +79,7 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservati
                     }
                     let limit = obs.row_cap_limit;
                     for (p, produces) in ROW_CAP_PROBES.iter().zip(ROW_CAP_ROWS) {
-                        let call = c.send(p.name, p.sends, false).await;
-                        let rows = match &call.answer {
-                            Answer::Success { text } | Answer::ToolError { text } => marked_rows(text, p.sends),
-                            Answer::RpcError { message, .. } => marked_rows(message, p.sends),
-                            _ => 0,
-                        };
-                        let probe = RowCapCall { call, rows, produces };
+                        let probe = RowCapCall::counted(c.send(p.name, p.sends, false).await, p.sends, produces);
                         let decided = row_cap_step(&probe, limit).decided();
                         obs.row_cap.push(probe);
                         if decided {

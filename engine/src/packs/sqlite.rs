@@ -4,7 +4,7 @@
 use crate::classify::Classification;
 use crate::classify::sql_writes;
 use crate::judge::Answer;
-use crate::judge::db::{DbCall, RowCapCall, RunawayCall, marked_rows, row_cap_step, timeout_step};
+use crate::judge::db::{DbCall, RowCapCall, RunawayCall, row_cap_step, timeout_step};
 use crate::judge::fs::{diff, outside_root};
 use crate::judge::sqlite::{CONTROL_SQL, ROW_CAP_ROWS, SqliteObservations, WRITE_CONTROL_SQL};
 use crate::registry::sqlite::{
@@ -71,13 +71,8 @@ pub async fn collect(
     let mut writers: Vec<(String, String, Map<String, Value>)> = Vec::new();
     // sql_tools replaces discovery here as in the db and sql-guard packs.
     for entry in &runner.config.sql_tools {
-        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
-            runner.gaps.push(format!(
-                "sql_tools names {}, which the server does not list; not probed by the sqlite pack",
-                entry.tool
-            ));
-            continue;
-        };
+        // An entry naming no listed tool was refused right after tools/list.
+        let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
         let extra: Map<String, Value> = entry.args.clone().into_iter().collect();
         let missing: Vec<&str> =
             t.required.iter().filter(|r| **r != entry.arg && !extra.contains_key(*r)).map(String::as_str).collect();
@@ -135,13 +130,7 @@ pub async fn collect(
         }
         obs.load_extension.push(c.send(LOAD_EXTENSION_PROBE.name, LOAD_EXTENSION_PROBE.sends).await);
         for (p, produces) in ROW_CAP_PROBES.iter().zip(ROW_CAP_ROWS) {
-            let call = c.send(p.name, p.sends).await;
-            let rows = match &call.answer {
-                Answer::Success { text } | Answer::ToolError { text } => marked_rows(text, p.sends),
-                Answer::RpcError { message, .. } => marked_rows(message, p.sends),
-                _ => 0,
-            };
-            let probe = RowCapCall { call, rows, produces };
+            let probe = RowCapCall::counted(c.send(p.name, p.sends).await, p.sends, produces);
             let decided = row_cap_step(&probe, limit).decided();
             obs.row_cap.push(probe);
             if decided {
