@@ -31,7 +31,7 @@ Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
     /// Print the standard profile (standard.yaml): every locked setting at its standard
     /// value, and the config.hash a STANDARD run carries.
     Standard,
-    /// Print a published JSON Schema: of the record, or of sealmark.yaml.
+    /// Print a published JSON Schema: of the record, the combined record, or sealmark.yaml.
     Schema {
         #[arg(value_enum)]
         of: SchemaOf,
@@ -45,6 +45,23 @@ Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
         /// A check id, as `sealmark list-checks` prints it.
         check: String,
     },
+    /// Combine the records of shards (`run --shard I/N --format json`) into one combined
+    /// record, in the config's order.
+    #[command(
+        after_help = "Exit codes: 0 merged; 2 a file is not a record, holds a server another file holds, or comes from another sealmark release."
+    )]
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The records: combined records of shards, or single-server records of servers run
+    /// with --server NAME.
+    #[arg(required = true, value_name = "RECORD")]
+    pub records: Vec<PathBuf>,
+    /// Write the combined record to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// A server to start: a config, or the quick form after `--`.
@@ -59,6 +76,9 @@ pub struct TargetArgs {
     /// Start no embedded Postgres.
     #[arg(long)]
     pub no_embedded: bool,
+    /// Of a config with servers:, inspect only this one (default: each in turn).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
     /// The server to run without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -89,6 +109,8 @@ pub struct InitArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SchemaOf {
     Record,
+    /// The combined record of a run of several servers.
+    Combined,
     Config,
 }
 
@@ -182,6 +204,16 @@ pub struct RunArgs {
     /// new checks, a different configuration and tool-surface drift.
     #[arg(long, value_name = "RECORD")]
     pub baseline: Option<PathBuf>,
+    /// Of a config with servers:, run only this one (default: every one, a run of several).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["shard", "replay"])]
+    pub server: Option<String>,
+    /// Of a config with servers:, run every Nth from the Ith (I/N, from 1/N), for a CI
+    /// matrix or an indexed Job; `sealmark merge` combines the shards' records.
+    #[arg(long, value_name = "I/N", conflicts_with = "replay")]
+    pub shard: Option<String>,
+    /// In a run of several, run up to N servers at once, each in its own process.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
     /// ci: a pack that ran but could not be graded (inconclusive) also fails the gate.
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,

@@ -7,6 +7,7 @@ mod publish;
 mod reference;
 mod run;
 mod setup;
+mod several;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
                 "{}",
                 match of {
                     args::SchemaOf::Record => sealmark_engine::schema::record_schema(),
+                    args::SchemaOf::Combined => sealmark_engine::schema::combined_schema(),
                     args::SchemaOf::Config => sealmark_engine::schema::config_schema(),
                 }
             );
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         args::Command::ListChecks => reference::list_checks(),
         args::Command::Describe => reference::describe(),
         args::Command::Explain { check } => reference::explain(&check),
+        args::Command::Merge(a) => run::merge(a),
     };
     ExitCode::from(code)
 }

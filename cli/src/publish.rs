@@ -3,6 +3,7 @@
 //! embedded in the page, the viewer's WebAssembly travels inside a script, and a content
 //! security policy forbids inline script and every other origin.
 
+use sealmark_engine::combined::Combined;
 use sealmark_engine::record::Record;
 use sealmark_engine::render;
 use sealmark_engine::text::visible;
@@ -27,10 +28,19 @@ pub fn unavailable() -> Option<&'static str> {
 
 /// The folder's files: name and content.
 pub fn files(record: &Record) -> Vec<(&'static str, Vec<u8>)> {
+    folder(format!("{} {}", record.server.name, record.server.version), render::json(record))
+}
+
+/// The same for a run of several: the viewer opens the combined record as a table of
+/// servers, each server's report one click away.
+pub fn combined_files(c: &Combined) -> Vec<(&'static str, Vec<u8>)> {
+    folder(format!("{} servers", c.servers.len()), render::combined::json(c))
+}
+
+fn folder(title: String, json: String) -> Vec<(&'static str, Vec<u8>)> {
     let Some(viewer) = VIEWER else { return Vec::new() };
-    let json = render::json(record);
     vec![
-        ("index.html", page(record, &json).into_bytes()),
+        ("index.html", page(&title, &json).into_bytes()),
         ("viewer.js", viewer.js.as_bytes().to_vec()),
         ("viewer-start.js", START.as_bytes().to_vec()),
         ("viewer.wasm", viewer.wasm.to_vec()),
@@ -56,8 +66,8 @@ const START: &str = "// Starts the sealmark viewer (see sealmark's cli/src/publi
 ";
 
 /// The page: the record as inert JSON, then the viewer.
-fn page(record: &Record, json: &str) -> String {
-    let title = escape(&visible(&format!("{} {}", record.server.name, record.server.version)));
+fn page(title: &str, json: &str) -> String {
+    let title = escape(&visible(title));
     // `<` escaped inside JSON strings keeps `</script>` in a server's text from ending the block.
     let data = json.trim_end().replace('<', "\\u003c");
     format!(
@@ -96,7 +106,7 @@ mod tests {
         let mut rec = sealmark_engine::sample::capped();
         rec.server.name = "</script><script>alert(1)</script>".into();
         let json = render::json(&rec);
-        let html = page(&rec, &json);
+        let html = page(&format!("{} {}", rec.server.name, rec.server.version), &json);
         assert_eq!(html.matches("<script").count(), 3, "only the page's own scripts: {html}");
         assert!(html.contains("<title>sealmark report · &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
         let start = html.find("id=\"sealmark-record\">").unwrap() + "id=\"sealmark-record\">".len();

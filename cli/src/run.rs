@@ -1,12 +1,14 @@
 //! `sealmark run`.
 
 use crate::args::{Format, Profile, RunArgs};
+use crate::several::Planned;
 use crate::{exit, usage_error};
+use sealmark_engine::combined::{Combined, Saved, Shard, read_any, read_any_baseline};
 use sealmark_engine::compare::compare;
 use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
 use sealmark_engine::model::Pack;
-use sealmark_engine::record::{PackStatus, Record, SavedRecordError, read_baseline, read_saved};
+use sealmark_engine::record::{PackStatus, Record, SavedRecordError};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
@@ -41,17 +43,17 @@ pub fn run(args: RunArgs) -> u8 {
         return usage_error(format!("--out: {} is a directory; use --out-dir for a folder of reports", out.display()));
     }
     let baseline = match &args.baseline {
-        Some(path) => match load_baseline(path) {
+        Some(path) => match load_with(path, read_any_baseline) {
             Ok(r) => Some(r),
             Err(code) => return code,
         },
         None => None,
     };
-    let record = match &args.replay {
-        Some(path) => match load_record(path) {
-            Ok(mut r) => {
-                replay(&mut r);
-                r
+    let saved = match &args.replay {
+        Some(path) => match load_with(path, read_any) {
+            Ok(mut saved) => {
+                replay(&mut saved);
+                saved
             }
             Err(code) => return code,
         },
@@ -60,31 +62,86 @@ pub fn run(args: RunArgs) -> u8 {
             Err(code) => return code,
         },
     };
-    if let Err(code) = write_reports(&args, &record) {
+    if let Err(code) = write_reports(&args, &saved) {
         return code;
     }
-    let mut code = gate_code(&record, gate, args.profile == Some(Profile::Ci));
+    let ci = args.profile == Some(Profile::Ci);
+    let mut code = match &saved {
+        Saved::One(record) => gate_code(record, gate, ci, ""),
+        Saved::Several(c) => several_gate_code(c, gate, ci),
+    };
     if let Some(base) = &baseline {
-        let comparison = compare(base, &record);
-        eprint!("{}", comparison.render());
-        if !comparison.regressions.is_empty() {
-            eprintln!("sealmark: {} regression(s) against the baseline", comparison.regressions.len());
-            code = code.max(exit::BELOW_GATE);
+        match compare_saved(base, &saved) {
+            Ok(regressions) if regressions > 0 => {
+                eprintln!("sealmark: {regressions} regression(s) against the baseline");
+                code = code.max(exit::BELOW_GATE);
+            }
+            Ok(_) => {}
+            Err(why) => return usage_error(why),
         }
     }
     code
 }
 
-/// A saved record judged again by this build: from its observations when it carries
-/// them (saying on stderr which verdicts differ), else re-graded from its stored
+/// Prints the comparison with the baseline and returns how many verdicts got worse. A
+/// run of several is compared server by server, by name.
+fn compare_saved(base: &Saved, now: &Saved) -> Result<usize, String> {
+    match (base, now) {
+        (Saved::One(base), Saved::One(now)) => {
+            let comparison = compare(base, now);
+            eprint!("{}", comparison.render());
+            Ok(comparison.regressions.len())
+        }
+        (Saved::Several(base), Saved::Several(now)) => {
+            let mut regressions = 0;
+            for (name, record) in now.records() {
+                match base.entry(name).and_then(|e| e.record.as_ref()) {
+                    Some(before) => {
+                        let comparison = compare(before, record);
+                        eprintln!("== {name} ==");
+                        eprint!("{}", comparison.render());
+                        regressions += comparison.regressions.len();
+                    }
+                    None => eprintln!("== {name} ==\nnot in the baseline: nothing to compare"),
+                }
+            }
+            for (name, _) in base.records().filter(|(name, _)| now.entry(name).is_none()) {
+                eprintln!("== {name} ==\nin the baseline, not in this run");
+            }
+            Ok(regressions)
+        }
+        (Saved::One(_), Saved::Several(_)) => {
+            Err("--baseline: this is a run of several servers and the baseline one server's record; give the combined record of an earlier run".to_string())
+        }
+        (Saved::Several(_), Saved::One(_)) => {
+            Err("--baseline: the baseline is a combined record of several servers; compare one server with its own record (DIR/NAME/sealmark-report.json)".to_string())
+        }
+    }
+}
+
+/// Saved records judged again by this build: from their observations when they carry
+/// them (saying on stderr which verdicts differ), else re-graded from their stored
 /// verdicts. Either way the grades are this build's formula.
-fn replay(record: &mut Record) {
+fn replay(saved: &mut Saved) {
+    match saved {
+        Saved::One(record) => replay_one(record, ""),
+        Saved::Several(c) => {
+            for e in &mut c.servers {
+                if let Some(record) = &mut e.record {
+                    replay_one(record, &format!("{}: ", e.name));
+                }
+            }
+        }
+    }
+}
+
+fn replay_one(record: &mut Record, label: &str) {
     use sealmark_engine::rederive::{Agreement, rederive, rejudge};
     match rederive(record) {
         Ok(rederived) => {
             let differ: Vec<_> = rederived.iter().filter(|r| r.agreement != Agreement::Same).collect();
             eprintln!(
-                "sealmark: replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
+                "sealmark: {label}replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
                 rederived.len(),
                 differ.len()
             );
@@ -94,46 +151,30 @@ fn replay(record: &mut Record) {
             rejudge(record, &rederived);
         }
         Err(why) => {
-            eprintln!("sealmark: replay re-graded the stored verdicts: {why}");
+            eprintln!("sealmark: {label}replay re-graded the stored verdicts: {why}");
             sealmark_engine::assemble::regrade(record);
         }
     }
 }
 
-/// Starts the server, runs every pack, and returns the record.
-fn live(args: &RunArgs) -> Result<Record, u8> {
-    let mut config = load_config(args.config.as_deref(), &args.command)?;
-    if !args.packs.is_empty() {
-        let mut packs = Vec::new();
-        for name in &args.packs {
-            match Pack::from_id(name) {
-                Some(p) => packs.push(p),
-                None => {
-                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
-                    return Err(usage_error(format!("--pack: unknown pack \"{name}\"{hint}")));
-                }
-            }
-        }
-        config.packs = Some(packs);
+/// Starts the server (or, for a config with servers:, each of them), runs every pack,
+/// and returns the record.
+fn live(args: &RunArgs) -> Result<Saved, u8> {
+    let config = load_config(args.config.as_deref(), &args.command)?;
+    if !config.servers.is_empty() && args.server.is_none() {
+        return several(args, &config).map(Saved::Several);
     }
-    if args.upstream {
-        if !config.server_mentions("{upstream}") {
-            return Err(usage_error(
-                "--upstream: the stub would be unused; put {upstream} where the server reads its backend address",
-            ));
-        }
-        config.upstream.kind = Some("http".to_string());
+    if args.shard.is_some() {
+        return Err(usage_error("--shard: this config declares one server (server:); shards split a servers: list"));
     }
-    let (identity_a, identity_b) = identities(args, &config)?;
-    let options = RunOptions {
-        keep_sandbox: args.keep_sandbox,
-        db: sealmark_engine::targets::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
-        identity_a,
-        identity_b,
-        active: args.active,
+    let config = match &args.server {
+        Some(_) if config.file.is_none() => {
+            return Err(usage_error("--server picks one of a config's servers:; the command after -- is one server"));
+        }
+        Some(name) => config.select(name).map_err(|why| usage_error(format!("--server: {why}")))?,
+        None => config,
     };
+    let (config, options) = prepare(args, config)?;
     for warning in config.paths_outside_sandbox() {
         eprintln!("sealmark: warning: {warning}");
     }
@@ -153,58 +194,160 @@ fn live(args: &RunArgs) -> Result<Record, u8> {
     if !record.sandbox.leftover_processes.is_empty() {
         eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
     }
-    Ok(record)
+    Ok(Saved::One(Box::new(record)))
+}
+
+/// The command line applied to one server's config: the pack list, the stub, the
+/// callers' tokens. Problems are printed; the error is the exit code.
+fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u8> {
+    if !args.packs.is_empty() {
+        let mut packs = Vec::new();
+        for name in &args.packs {
+            match Pack::from_id(name) {
+                Some(p) => packs.push(p),
+                None => {
+                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    return Err(usage_error(format!("--pack: unknown pack \"{name}\"{hint}")));
+                }
+            }
+        }
+        config.packs = Some(packs);
+    }
+    if args.upstream {
+        if !config.server_mentions("{upstream}") {
+            return Err(usage_error(format!(
+                "--upstream: the stub would be unused by {}; put {{upstream}} where the server reads its backend address",
+                config.server.key()
+            )));
+        }
+        config.upstream.kind = Some("http".to_string());
+    }
+    let (identity_a, identity_b) = identities(args, &config)?;
+    let options = RunOptions {
+        keep_sandbox: args.keep_sandbox,
+        db: sealmark_engine::targets::db::DbOptions { pg: args.pg.clone(), no_embedded: args.no_embedded },
+        identity_a,
+        identity_b,
+        active: args.active,
+    };
+    Ok((config, options))
+}
+
+/// A run of several: the servers of `servers:` (one shard of them with --shard), each in
+/// its own process, combined in the config's order.
+fn several(args: &RunArgs, config: &Config) -> Result<Combined, u8> {
+    refuse_badges(args)?;
+    if args.pg.is_some() && args.jobs > 1 {
+        return Err(usage_error(
+            "--pg with --jobs above 1: every run seeds the same database (sealmark_seed) of that Postgres, so they would share it; use --jobs 1, or let each run start its own embedded Postgres",
+        ));
+    }
+    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(why) => return Err(usage_error(format!("--shard: {why}"))),
+    };
+    // Each run would refuse a bad flag alike; say it once, before any starts.
+    for each in config.each() {
+        prepare(args, each)?;
+    }
+    let plan: Vec<Planned> = config
+        .servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shard.is_none_or(|s| s.takes(*i)))
+        .map(|(index, s)| Planned { index, name: s.name.clone() })
+        .collect();
+    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let declared = config.servers.len();
+    match shard {
+        Some(s) => eprintln!("sealmark: shard {s} runs {} of the {declared} servers of {file}", plan.len()),
+        None => eprintln!("sealmark: running the {declared} servers of {file}"),
+    }
+    let path = args.config.clone().unwrap_or_else(|| "sealmark.yaml".into());
+    let entries = crate::several::run_all(args, &path, &plan, usize::from(args.jobs))?;
+    Ok(Combined::new(config.file.clone(), declared, shard.map(|s| s.to_string()), entries))
+}
+
+/// Badge and shields stand for one server's grade.
+fn refuse_badges(args: &RunArgs) -> Result<(), u8> {
+    if args.format.iter().any(|f| matches!(f, Format::Badge | Format::Shields)) {
+        return Err(usage_error(format!("--format badge/shields: {}", render::combined::NO_BADGE)));
+    }
+    Ok(())
 }
 
 /// Writes the record in every format asked for: one to stdout or --out, several (or
-/// any with --out-dir) as files, with the grades on the console.
-fn write_reports(args: &RunArgs, record: &Record) -> Result<(), u8> {
+/// any with --out-dir) as files, with the grades on the console. A run of several also
+/// writes each server's record, and its report in each format, into DIR/NAME/.
+fn write_reports(args: &RunArgs, saved: &Saved) -> Result<(), u8> {
     let mut formats: Vec<Format> = Vec::new();
     for f in &args.format {
         if !formats.contains(f) {
             formats.push(*f);
         }
     }
+    if matches!(saved, Saved::Several(_)) {
+        refuse_badges(args)?;
+    }
     let to_files = formats.len() > 1 || args.out_dir.is_some() || formats.contains(&Format::Html);
     if !to_files {
-        let report = render_format(formats[0], record, args.verbose);
+        let report = render_format(formats[0], saved, args.verbose);
         match &args.out {
             Some(path) => {
-                if let Err(e) = write_atomically(path, &report) {
-                    return Err(usage_error(format!("cannot write {}: {e}", path.display())));
-                }
+                write_file(path, &report)?;
                 eprintln!("sealmark: report written to {}", path.display());
-                print_grades(record);
+                print_grades(saved);
             }
             None => {
                 print!("{report}");
                 // A report that does not go to the console leaves the grades there.
                 if !std::io::stdout().is_terminal() {
-                    print_grades(record);
+                    print_grades(saved);
                 }
             }
         }
-    } else {
-        let dir = args.out_dir.clone().unwrap_or_else(|| "sealmark-report".into());
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return Err(usage_error(format!("cannot create {}: {e}", dir.display())));
-        }
-        for f in &formats {
-            let files = match f {
-                Format::Html => crate::publish::files(record),
-                _ => vec![(f.file_name(), render_format(*f, record, args.verbose).into_bytes())],
-            };
-            for (name, content) in files {
-                let path = dir.join(name);
-                if let Err(e) = write_atomically(&path, &content) {
-                    return Err(usage_error(format!("cannot write {}: {e}", path.display())));
-                }
-            }
-            eprintln!("sealmark: wrote {}", dir.join(f.file_name()).display());
-        }
-        print_grades(record);
+        return Ok(());
     }
+    let dir = args.out_dir.clone().unwrap_or_else(|| "sealmark-report".into());
+    create_dir(&dir)?;
+    for f in &formats {
+        let files = match (f, saved) {
+            (Format::Html, Saved::One(record)) => crate::publish::files(record),
+            (Format::Html, Saved::Several(c)) => crate::publish::combined_files(c),
+            _ => vec![(f.file_name(), render_format(*f, saved, args.verbose).into_bytes())],
+        };
+        for (name, content) in files {
+            write_file(&dir.join(name), &content)?;
+        }
+        eprintln!("sealmark: wrote {}", dir.join(f.file_name()).display());
+    }
+    if let Saved::Several(c) = saved {
+        for (name, record) in c.records() {
+            let own = dir.join(name);
+            create_dir(&own)?;
+            let one = Saved::One(Box::new(record.clone()));
+            let mut theirs: Vec<Format> = formats.iter().copied().filter(|f| *f != Format::Html).collect();
+            if !theirs.contains(&Format::Json) {
+                theirs.push(Format::Json);
+            }
+            for f in theirs {
+                write_file(&own.join(f.file_name()), render_format(f, &one, args.verbose))?;
+            }
+        }
+        eprintln!("sealmark: wrote each server's record and reports into {}", dir.join("NAME").display());
+    }
+    print_grades(saved);
     Ok(())
+}
+
+fn create_dir(dir: &Path) -> Result<(), u8> {
+    std::fs::create_dir_all(dir).map_err(|e| usage_error(format!("cannot create {}: {e}", dir.display())))
+}
+
+fn write_file(path: &Path, content: impl AsRef<[u8]>) -> Result<(), u8> {
+    write_atomically(path, content).map_err(|e| usage_error(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The config: the quick form from a command after `--`, else the file (default
@@ -278,18 +421,26 @@ fn identities(args: &RunArgs, config: &Config) -> Result<(Option<String>, Option
     Ok((a, b))
 }
 
-/// One format of the record.
-fn render_format(format: Format, record: &Record, verbosity: u8) -> String {
-    match format {
-        Format::Text => render::text::render_with(record, verbosity),
-        Format::Json => render::json(record),
-        Format::Markdown => render::markdown::render(record),
-        Format::Junit => render::junit::render(record),
-        Format::Sarif => render::sarif::render(record),
-        Format::Summary => render::markdown::summary(record),
-        Format::Badge => render::badge::svg(record),
-        Format::Shields => render::badge::shields(record),
-        Format::Html => unreachable!("html is a folder, written by publish::files"),
+/// One format of the record (or of the combined record).
+fn render_format(format: Format, saved: &Saved, verbosity: u8) -> String {
+    use render::combined;
+    match (format, saved) {
+        (Format::Text, Saved::One(r)) => render::text::render_with(r, verbosity),
+        (Format::Json, Saved::One(r)) => render::json(r),
+        (Format::Markdown, Saved::One(r)) => render::markdown::render(r),
+        (Format::Junit, Saved::One(r)) => render::junit::render(r),
+        (Format::Sarif, Saved::One(r)) => render::sarif::render(r),
+        (Format::Summary, Saved::One(r)) => render::markdown::summary(r),
+        (Format::Badge, Saved::One(r)) => render::badge::svg(r),
+        (Format::Shields, Saved::One(r)) => render::badge::shields(r),
+        (Format::Text, Saved::Several(c)) => combined::text(c, verbosity),
+        (Format::Json, Saved::Several(c)) => combined::json(c),
+        (Format::Markdown, Saved::Several(c)) => combined::markdown(c),
+        (Format::Junit, Saved::Several(c)) => combined::junit(c),
+        (Format::Sarif, Saved::Several(c)) => combined::sarif(c),
+        (Format::Summary, Saved::Several(c)) => combined::summary(c),
+        (Format::Badge | Format::Shields, Saved::Several(_)) => unreachable!("refused by refuse_badges"),
+        (Format::Html, _) => unreachable!("html is a folder, written by publish"),
     }
 }
 
@@ -328,29 +479,25 @@ pub fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<
     })
 }
 
-fn print_grades(record: &Record) {
-    for pack in Pack::ALL {
-        if let Some(p) = record.packs.get(pack.id())
-            && let Some(g) = &p.grade
-        {
-            eprintln!("  {:8} GRADE {}  ({})", pack.id(), g.display_letter(), g.fraction());
+fn print_grades(saved: &Saved) {
+    match saved {
+        Saved::One(record) => {
+            for pack in Pack::ALL {
+                if let Some(p) = record.packs.get(pack.id())
+                    && let Some(g) = &p.grade
+                {
+                    eprintln!("  {:8} GRADE {}  ({})", pack.id(), g.display_letter(), g.fraction());
+                }
+            }
         }
+        Saved::Several(c) => eprint!("{}", render::combined::table(c)),
     }
 }
 
-/// A saved record: refused with the file, line and column when it is not one, and when
-/// it comes from another methodology or a newer record version.
-fn load_record(path: &Path) -> Result<Record, u8> {
-    load_with(path, read_saved)
-}
-
-/// A baseline: read as a saved record is, but one of another methodology is compared
-/// (with a note), not refused.
-fn load_baseline(path: &Path) -> Result<Record, u8> {
-    load_with(path, read_baseline)
-}
-
-fn load_with(path: &Path, read: fn(&str) -> Result<Record, SavedRecordError>) -> Result<Record, u8> {
+/// A saved record or combined record: refused with the file, line and column when it
+/// is not one, and (as `read` says) when it comes from another methodology or a newer
+/// record version.
+fn load_with<T>(path: &Path, read: fn(&str) -> Result<T, SavedRecordError>) -> Result<T, u8> {
     let text =
         std::fs::read_to_string(path).map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
     read(&text).map_err(|e| match e {
@@ -361,7 +508,8 @@ fn load_with(path: &Path, read: fn(&str) -> Result<Record, SavedRecordError>) ->
 
 /// The exit code: 1 when a graded pack is below the gate, or (profile ci) a pack that
 /// ran could not be graded; else 0.
-fn gate_code(record: &Record, gate: Letter, ci: bool) -> u8 {
+/// `label` names the server in a run of several.
+fn gate_code(record: &Record, gate: Letter, ci: bool, label: &str) -> u8 {
     let mut graded = 0;
     let mut below = Vec::new();
     for (id, p) in &record.packs {
@@ -380,12 +528,59 @@ fn gate_code(record: &Record, gate: Letter, ci: bool) -> u8 {
         }
     }
     if graded == 0 {
-        eprintln!("sealmark: no pack was graded; see the report for the reasons");
+        eprintln!("sealmark: {label}no pack was graded; see the report for the reasons");
     }
     if below.is_empty() {
         exit::OK
     } else {
-        eprintln!("sealmark: below the {gate} gate: {}", below.join(", "));
+        eprintln!("sealmark: {label}below the {gate} gate: {}", below.join(", "));
         exit::BELOW_GATE
     }
+}
+
+/// The exit code of a run of several: the worst of its servers', and 2 when a server
+/// has no record.
+fn several_gate_code(c: &Combined, gate: Letter, ci: bool) -> u8 {
+    let mut code = exit::OK;
+    for e in &c.servers {
+        match &e.record {
+            Some(record) => code = code.max(gate_code(record, gate, ci, &format!("{}: ", e.name))),
+            None => {
+                eprintln!(
+                    "sealmark: {}: no record: {}",
+                    e.name,
+                    e.error.as_deref().unwrap_or("the run did not finish")
+                );
+                code = exit::USAGE;
+            }
+        }
+    }
+    code
+}
+
+/// `sealmark merge`: the shards' records as one combined record, in the config's order.
+pub fn merge(args: crate::args::MergeArgs) -> u8 {
+    let mut parts = Vec::new();
+    for path in &args.records {
+        match load_with(path, read_any) {
+            Ok(saved) => parts.push((path.display().to_string(), saved)),
+            Err(code) => return code,
+        }
+    }
+    let combined = match sealmark_engine::combined::merge(parts) {
+        Ok(c) => c,
+        Err(why) => return usage_error(why),
+    };
+    let json = render::combined::json(&combined);
+    match &args.out {
+        Some(path) => {
+            if let Err(code) = write_file(path, &json) {
+                return code;
+            }
+            eprintln!("sealmark: merged {} server(s) into {}", combined.servers.len(), path.display());
+        }
+        None => print!("{json}"),
+    }
+    eprint!("{}", render::combined::table(&combined));
+    exit::OK
 }

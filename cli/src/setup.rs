@@ -20,18 +20,39 @@ pub fn doctor(args: TargetArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let inspection = match inspected(&config, args.pg, args.no_embedded) {
-        Ok(i) => i,
-        Err(code) => return code,
+    let configs = match &args.server {
+        Some(_) if config.file.is_none() => {
+            return usage_error("--server picks one of a config's servers:; the command after -- is one server");
+        }
+        Some(name) => match config.select(name) {
+            Ok(c) => vec![c],
+            Err(why) => return usage_error(format!("--server: {why}")),
+        },
+        None => config.each(),
     };
-    print!("{}", sealmark_engine::render::printable(report(&config, &inspection)));
-    if inspection.probe_problems.is_some() {
-        exit::USAGE
-    } else if inspection.unreachable.is_some() {
-        exit::BELOW_GATE
-    } else {
-        exit::OK
+    let several = !config.servers.is_empty() && args.server.is_none();
+    let mut code = exit::OK;
+    for config in configs {
+        if several {
+            println!("=== {} ===\n", config.selected.as_deref().unwrap_or_default());
+        }
+        let inspection = match inspected(&config, args.pg.clone(), args.no_embedded) {
+            Ok(i) => i,
+            Err(code) => return code,
+        };
+        print!("{}", sealmark_engine::render::printable(report(&config, &inspection)));
+        code = code.max(if inspection.probe_problems.is_some() {
+            exit::USAGE
+        } else if inspection.unreachable.is_some() {
+            exit::BELOW_GATE
+        } else {
+            exit::OK
+        });
+        if several {
+            println!();
+        }
     }
+    code
 }
 
 pub fn init(args: InitArgs) -> u8 {
@@ -92,6 +113,12 @@ fn init_probes(args: InitArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if !config.servers.is_empty() {
+        return usage_error(format!(
+            "init --probes reads one server's tools, and {} lists several under servers: (which share their probes); run it on a config of the one server whose calls you want",
+            config.file.as_deref().unwrap_or("the config")
+        ));
+    }
     let inspection = match inspected(&config, None, false) {
         Ok(i) => i,
         Err(code) => return code,

@@ -439,3 +439,49 @@ fn html_needs_a_folder() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--format html writes a folder: use --out-dir DIR"));
     assert!(!scratch.path().join("x.html").exists());
 }
+
+#[test]
+fn a_run_of_several_opens_as_a_table_of_servers_with_each_report_a_click_away() {
+    let scratch = Scratch::new();
+    let cfg = scratch.path().join("several.yaml");
+    let server = toy_server();
+    std::fs::write(
+        &cfg,
+        format!(
+            "servers:\n  good:\n    command: {0}\n    args: [\"{{sandbox}}\"]\n  capped:\n    command: {0}\n    args: [\"--mode\", \"env-echo\", \"{{sandbox}}\"]\n",
+            server.display()
+        ),
+    )
+    .unwrap();
+    let dir = scratch.path().join("several");
+    sealmark_in(
+        &scratch,
+        &[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--format",
+            "html",
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let mut b = Browser::launch();
+    let page = open(&mut b, &file_url(&dir.join("index.html")));
+    assert!(page.contains("A run of several servers"), "{page}");
+    let rows = b.eval(
+        "[...document.querySelectorAll('.servers-table tbody tr')].map(r => [...r.children].map(c => c.innerText.trim()).join(' ')).join('|')",
+    );
+    let rows = rows.as_str().unwrap();
+    assert!(rows.starts_with("good Server A 1.0.0 A A A"), "{rows}");
+    assert!(rows.contains("|capped Server A 1.0.0 D "), "{rows}");
+    b.eval("[...document.querySelectorAll('.servers-table a')].find(a => a.innerText === 'capped').click()");
+    let page = b.wait_for_text("without the cap the grade would be B");
+    assert!(page.contains("every server of this run"), "{page}");
+    assert!(b.eval("location.hash").as_str() == Some("#/servers/capped"));
+    b.eval("history.back()");
+    b.wait_for_text("A run of several servers");
+    assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
+}

@@ -207,6 +207,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         sealmark: Producer { version: VERSION.to_string(), methodology: METHODOLOGY.to_string() },
         server: ServerRecord {
             name,
+            selected: config.selected.clone(),
             version,
             command: facts.command_display,
             url: facts.url,

@@ -9,6 +9,7 @@
 pub mod applies;
 pub mod assemble;
 pub mod classify;
+pub mod combined;
 pub mod compare;
 pub mod config;
 pub mod explain;
@@ -50,5 +51,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const METHODOLOGY: &str = "0.3-draft";
 /// The version of the JSON record layout (`config.schemaVersion`): a reader takes any
 /// record of its major version (a newer minor only adds members) and refuses a newer
-/// major. 1.1 added `observations`; 1.2 `db.seed` and `db.sqlTools`.
-pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 2 };
+/// major. 1.1 added `observations`; 1.2 `db.seed` and `db.sqlTools`; 1.3
+/// `server.selected` and the combined record of a run of several servers.
+pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 3 };

@@ -248,6 +248,15 @@ pub enum SavedRecordError {
     /// Two results for one check: which one counts would be a guess, so neither does.
     #[error("checks[{again}] repeats the check id \"{id}\" of checks[{first}]; a record holds one result per check")]
     RepeatedCheck { id: String, first: usize, again: usize },
+    /// A combined record's server whose record is refused.
+    #[error("servers[{name}]: {source}")]
+    InServer { name: String, source: Box<SavedRecordError> },
+    #[error("a combined record lists the server \"{name}\" twice; which one counts would be a guess")]
+    RepeatedServer { name: String },
+    #[error(
+        "a combined record names a server \"{name}\"; a name is up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    )]
+    BadServerName { name: String },
 }
 
 /// A saved record, refused when it is not JSON of a record, comes from another
@@ -275,10 +284,17 @@ fn read(text: &str, any_methodology: bool) -> Result<Record, SavedRecordError> {
             _ => SavedRecordError::NotARecord { line: e.line(), column: e.column(), message: e.to_string() },
         }
     })?;
+    check_saved(&record, any_methodology)?;
+    Ok(record)
+}
+
+/// The rules a parsed record is held to: this methodology (unless `any_methodology`), a
+/// record version this build reads, one result per check.
+pub(crate) fn check_saved(record: &Record, any_methodology: bool) -> Result<(), SavedRecordError> {
     if record.sealmark.methodology != crate::METHODOLOGY && !any_methodology {
-        return Err(SavedRecordError::OtherMethodology { found: record.sealmark.methodology });
+        return Err(SavedRecordError::OtherMethodology { found: record.sealmark.methodology.clone() });
     }
-    if newer(record.config.schema_version) {
+    if record.config.schema_version.major > crate::SCHEMA_VERSION.major {
         return Err(SavedRecordError::NewerVersion { found: record.config.schema_version });
     }
     let mut seen = std::collections::BTreeMap::new();
@@ -287,7 +303,7 @@ fn read(text: &str, any_methodology: bool) -> Result<Record, SavedRecordError> {
             return Err(SavedRecordError::RepeatedCheck { id: check.id.clone(), first, again: i });
         }
     }
-    Ok(record)
+    Ok(())
 }
 
 /// What the upstream stub did.
@@ -300,7 +316,7 @@ pub struct UpstreamRecord {
     pub requests: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Producer {
     pub version: String,
     pub methodology: String,
@@ -310,6 +326,9 @@ pub struct Producer {
 #[serde(rename_all = "camelCase")]
 pub struct ServerRecord {
     pub name: String,
+    /// Its name under the config's `servers:`, when it was one of several (record 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected: Option<String>,
     pub version: String,
     /// The command as written, placeholders unexpanded (empty for a URL-only server).
     pub command: String,

@@ -27,6 +27,19 @@ pub fn record_schema() -> String {
     pretty(&schema)
 }
 
+/// The combined record's schema (a run of several servers), from its types.
+pub fn combined_schema() -> String {
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(crate::combined::Combined)).expect("a schema serialises");
+    schema["$id"] = json!(format!("https://sealmark.dev/schema/combined-v{}.json", crate::SCHEMA_VERSION.major));
+    schema["title"] = json!("sealmark combined record");
+    schema["description"] = json!(format!(
+        "A run of several servers: each server's record, in the config's order (record version {}).",
+        crate::SCHEMA_VERSION
+    ));
+    pretty(&schema)
+}
+
 fn string() -> Value {
     json!({ "type": "string" })
 }
@@ -164,6 +177,12 @@ pub fn config_schema() -> String {
         .map(|k| {
             let v = match *k {
                 "server" => object(&server, &[]),
+                "servers" => json!({
+                    "type": "object",
+                    "minProperties": 1,
+                    "propertyNames": { "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" },
+                    "additionalProperties": object(&server, &[]),
+                }),
                 "packs" => json!({ "type": "array", "items": { "enum": packs }, "uniqueItems": true }),
                 "tools" => object(&[("include", strings()), ("exclude", strings())], &[]),
                 "classify" => json!({ "type": "object", "additionalProperties": object(&[
@@ -211,7 +230,9 @@ pub fn config_schema() -> String {
             (*k, v)
         })
         .collect();
-    let mut schema = object(&top, &["server"]);
+    let mut schema = object(&top, &[]);
+    // One server (server:) or several by name (servers:), never both.
+    schema["oneOf"] = json!([{ "required": ["server"] }, { "required": ["servers"] }]);
     schema["$schema"] = json!(DRAFT);
     schema["$id"] = json!("https://sealmark.dev/schema/sealmark.yaml.json");
     schema["title"] = json!("sealmark.yaml");
@@ -230,6 +251,7 @@ mod tests {
     fn published_schemas_are_fresh() {
         crate::render::assert_fresh("site/schema/record.schema.json", &record_schema());
         crate::render::assert_fresh("site/schema/sealmark.schema.json", &config_schema());
+        crate::render::assert_fresh("site/schema/combined.schema.json", &combined_schema());
     }
 
     /// The hand-written configuration page (site/configuration.md) names every key the
@@ -269,6 +291,28 @@ mod tests {
                 validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
             assert!(errors.is_empty(), "{errors:#?}");
         }
+    }
+
+    #[test]
+    fn a_combined_record_validates_against_its_schema() {
+        let schema: Value = serde_json::from_str(&combined_schema()).unwrap();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        let entry = |name: &str, record| crate::combined::ServerEntry {
+            name: name.into(),
+            index: Some(0),
+            record,
+            error: None,
+        };
+        let c = crate::combined::Combined::new(
+            Some("servers.yaml".into()),
+            2,
+            Some("1/2".into()),
+            vec![entry("a", Some(crate::sample::capped())), entry("b", None)],
+        );
+        let doc = serde_json::to_value(&c).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
     }
 
     #[test]

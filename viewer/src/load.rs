@@ -2,26 +2,36 @@
 //! picked or dropped. Each source ends in the rule the CLI applies: `read_saved` for a
 //! record (as `--replay`), `read_baseline` for a baseline (as `--baseline`).
 
-use sealmark_engine::record::{Record, SavedRecordError, read_baseline, read_saved};
+use crate::Loaded;
+use sealmark_engine::combined::{Saved, read_any};
+use sealmark_engine::record::{SavedRecordError, read_baseline};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 /// How a slot reads its text: as a record or as a baseline.
-pub type Reader = fn(&str, &str) -> Result<Arc<Record>, String>;
+pub type Reader = fn(&str, &str) -> Loaded;
 
-/// A record, or why there is none; `source` names where it came from.
-pub fn parse(text: &str, source: &str) -> Result<Arc<Record>, String> {
-    shown(read_saved(text), source)
+/// A record or a combined record of several servers, or why there is none; `source`
+/// names where it came from.
+pub fn parse(text: &str, source: &str) -> Loaded {
+    match read_any(text) {
+        Ok(Saved::One(r)) => Loaded::Record(Arc::new(*r)),
+        Ok(Saved::Several(c)) => Loaded::Several(Arc::new(c)),
+        Err(e) => problem(e, source),
+    }
 }
 
 /// A baseline: as a record, but one of another methodology is compared, not refused.
-pub fn parse_baseline(text: &str, source: &str) -> Result<Arc<Record>, String> {
-    shown(read_baseline(text), source)
+pub fn parse_baseline(text: &str, source: &str) -> Loaded {
+    match read_baseline(text) {
+        Ok(r) => Loaded::Record(Arc::new(r)),
+        Err(e) => problem(e, source),
+    }
 }
 
-fn shown(read: Result<Record, SavedRecordError>, source: &str) -> Result<Arc<Record>, String> {
-    read.map(Arc::new).map_err(|e| format!("{source}: this is not a record the viewer can read: {e}"))
+fn problem(e: SavedRecordError, source: &str) -> Loaded {
+    Loaded::Problem(format!("{source}: this is not a record the viewer can read: {e}"))
 }
 
 /// The record embedded in the page by `sealmark run --format html`, if there is one.

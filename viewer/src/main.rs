@@ -19,6 +19,7 @@ mod view_model;
 use leptos::prelude::*;
 use load::{Reader, embedded, fetch_text, file_text, first_file, now_ms, param, parse, parse_baseline};
 use route::{Page, Route};
+use sealmark_engine::combined::Combined;
 use sealmark_engine::record::Record;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,13 +35,9 @@ pub enum Loaded {
     Nothing,
     Loading,
     Record(Arc<Record>),
+    /// The combined record of a run of several servers.
+    Several(Arc<Combined>),
     Problem(String),
-}
-
-impl Loaded {
-    fn from(result: Result<Arc<Record>, String>) -> Loaded {
-        result.map_or_else(Loaded::Problem, Loaded::Record)
-    }
 }
 
 fn current_route() -> Route {
@@ -65,7 +62,7 @@ fn load_url(slot: RwSignal<Loaded>, path: String, read: Reader) {
     slot.set(Loaded::Loading);
     leptos::task::spawn_local(async move {
         let loaded = match fetch_text(&path).await {
-            Ok(text) => Loaded::from(read(&text, &path)),
+            Ok(text) => read(&text, &path),
             Err(e) => Loaded::Problem(e),
         };
         slot.set(loaded);
@@ -79,7 +76,7 @@ fn load_file(slot: RwSignal<Loaded>, file: Option<web_sys::File>, read: Reader) 
     slot.set(Loaded::Loading);
     leptos::task::spawn_local(async move {
         let loaded = match file_text(&file).await {
-            Ok(text) => Loaded::from(read(&text, &file.name())),
+            Ok(text) => read(&text, &file.name()),
             Err(e) => Loaded::Problem(e),
         };
         slot.set(loaded);
@@ -102,7 +99,7 @@ fn App() -> impl IntoView {
     if let Some(path) = param("record") {
         load_url(record, path, parse);
     } else if let Some(text) = embedded() {
-        record.set(Loaded::from(parse(&text, "the record in this page")));
+        record.set(parse(&text, "the record in this page"));
         mark_rendered();
     }
     if let Some(path) = param("baseline") {
@@ -158,6 +155,7 @@ fn App() -> impl IntoView {
             let r = route.get();
             let same = match (&r, &to) {
                 (Route::Check(_), Route::Checks) => true,
+                (Route::Server(_), Route::Report) => true,
                 (Route::Page(a, _), Route::Page(b, _)) => a == b,
                 (Route::Packs(_), Route::Packs(_)) => true,
                 (a, b) => a == b,
@@ -198,6 +196,7 @@ fn App() -> impl IntoView {
                         {move || report::view_loaded(record.get(), baseline.get())}
                     }
                     .into_any(),
+                    Route::Server(name) => report::view_server(record.get(), &name, baseline.get()),
                     Route::Packs(_) => site::Packs().into_any(),
                     Route::Checks => site::ChecksIndex().into_any(),
                     Route::Check(id) => site::CheckPage(site::CheckPageProps { id }).into_any(),

@@ -18,6 +18,7 @@ pub fn source(page: Page) -> &'static str {
         Page::Badge => include_str!("../../site/badge.md"),
         Page::Safety => include_str!("../../site/safety.md"),
         Page::Troubleshooting => include_str!("../../site/troubleshooting.md"),
+        Page::Fleet => include_str!("../../site/fleet.md"),
         Page::Configuration => include_str!("../../site/configuration.md"),
         Page::Cli => include_str!("../../site/reference/cli.md"),
         Page::Changelog => include_str!("../../site/changelog.md"),
@@ -161,6 +162,8 @@ mod tests {
                         Route::Check(id) => sealmark_engine::registry::CHECKS.iter().any(|c| c.id == id),
                         Route::Page(_, None) => true,
                         Route::Page(to, Some(section)) => sections(source(to)).iter().any(|s| s.slug == section),
+                        // A server of the open record: no page can know it exists.
+                        Route::Server(_) => false,
                     },
                 };
                 if !ok {

@@ -6,12 +6,14 @@ use crate::Loaded;
 use crate::route::{Page, Route};
 use crate::view_model::{Change, compare_rows, evidence_row, verdict_word};
 use leptos::prelude::*;
+use sealmark_engine::combined::{Combined, ServerEntry};
 use sealmark_engine::compare::compare;
 use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first};
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
 use sealmark_engine::rederive::{Agreement, Rederived, rederive, rejudge};
 use sealmark_engine::registry;
+use sealmark_engine::render::combined;
 use sealmark_engine::text::visible;
 use std::sync::Arc;
 
@@ -29,6 +31,7 @@ pub fn view_loaded(record: Loaded, baseline: Loaded) -> AnyView {
         .into_any(),
         Loaded::Loading => view! { <p class="status" role="status">"Loading the record…"</p> }.into_any(),
         Loaded::Problem(why) => view! { <p class="problem" role="alert">{why}</p> }.into_any(),
+        Loaded::Several(c) => Servers(ServersProps { combined: c }).into_any(),
         Loaded::Record(r) => {
             let cmp = match baseline {
                 Loaded::Record(base) => {
@@ -41,6 +44,79 @@ pub fn view_loaded(record: Loaded, baseline: Loaded) -> AnyView {
             };
             view! { {cmp} <Report record=r/> }.into_any()
         }
+    }
+}
+
+/// One server's report of a combined record (`#/servers/NAME`), compared with the
+/// baseline when one is open.
+pub fn view_server(record: Loaded, name: &str, baseline: Loaded) -> AnyView {
+    let found = match &record {
+        Loaded::Several(c) => c.entry(name).cloned(),
+        _ => None,
+    };
+    let back = view! { <p class="meta"><a href=Route::Report.href()>"← every server of this run"</a></p> };
+    match found {
+        Some(ServerEntry { record: Some(r), .. }) => {
+            view! { {back} {view_loaded(Loaded::Record(Arc::new(r)), baseline)} }.into_any()
+        }
+        Some(ServerEntry { error, .. }) => view! {
+            {back}
+            <h1>{visible(name)}</h1>
+            <p class="problem" role="alert">{format!("No record: {}", visible(error.as_deref().unwrap_or("the run did not finish")))}</p>
+        }
+        .into_any(),
+        None => view! {
+            {back}
+            <p class="problem" role="alert">{format!("The open record has no server \"{}\".", visible(name))}</p>
+        }
+        .into_any(),
+    }
+}
+
+/// A combined record: a table of servers × pack grades, each server's report a link.
+#[component]
+fn Servers(combined: Arc<Combined>) -> impl IntoView {
+    let packs = combined::columns(&combined);
+    let head = packs.iter().map(|p| view! { <th scope="col">{p.id()}</th> }).collect_view();
+    let rows = combined
+        .servers
+        .iter()
+        .map(|e| {
+            let link = view! { <a href=Route::Server(e.name.clone()).href()>{visible(&e.name)}</a> };
+            let cells = match &e.record {
+                Some(r) => packs
+                    .iter()
+                    .map(|p| {
+                        let cell = combined::cell(r, *p);
+                        let class = match cell.chars().next() {
+                            Some(l @ 'A'..='F') => format!("grade-cell grade-{}", l.to_ascii_lowercase()),
+                            _ => "grade-cell grade-none".to_string(),
+                        };
+                        view! { <td class=class>{cell}</td> }
+                    })
+                    .collect_view()
+                    .into_any(),
+                None => {
+                    let why = format!("no record: {}", visible(e.error.as_deref().unwrap_or("the run did not finish")));
+                    view! { <td class="problem" colspan=packs.len().max(1)>{why}</td> }.into_any()
+                }
+            };
+            let server =
+                e.record.as_ref().map(|r| format!("{} {}", visible(&r.server.name), visible(&r.server.version)));
+            view! { <tr><th scope="row">{link}</th><td class="server-of">{server}</td>{cells}</tr> }
+        })
+        .collect_view();
+    let meta = visible(&combined::heading(&combined));
+    view! {
+        <article class="report servers">
+            <h1>"A run of several servers"</h1>
+            <p class="meta">{meta}</p>
+            <table class="servers-table">
+                <thead><tr><th scope="col">"server"</th><th scope="col">"announced as"</th>{head}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            <p class="meta legend">{combined::LEGEND}</p>
+        </article>
     }
 }
 

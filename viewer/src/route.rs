@@ -16,6 +16,7 @@ pub enum Page {
     Badge,
     Safety,
     Troubleshooting,
+    Fleet,
     Configuration,
     Cli,
     Changelog,
@@ -23,7 +24,7 @@ pub enum Page {
 }
 
 impl Page {
-    pub const ALL: [Page; 15] = [
+    pub const ALL: [Page; 16] = [
         Page::Methodology,
         Page::Grades,
         Page::Observers,
@@ -35,6 +36,7 @@ impl Page {
         Page::Badge,
         Page::Safety,
         Page::Troubleshooting,
+        Page::Fleet,
         Page::Configuration,
         Page::Cli,
         Page::Changelog,
@@ -57,6 +59,7 @@ impl Page {
             Page::Badge => "badge",
             Page::Safety => "safety",
             Page::Troubleshooting => "troubleshooting",
+            Page::Fleet => "fleet",
             Page::Configuration => "configuration",
             Page::Cli => "cli",
             Page::Changelog => "changelog",
@@ -77,6 +80,7 @@ impl Page {
             Page::Badge => "Add a README badge",
             Page::Safety => "Safety",
             Page::Troubleshooting => "Troubleshooting",
+            Page::Fleet => "Vet many servers",
             Page::Configuration => "Configuration",
             Page::Cli => "CLI",
             Page::Changelog => "Changelog",
@@ -88,8 +92,10 @@ impl Page {
 /// One place in the viewer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
-    /// The record (or, without one, how to open one).
+    /// The record (or, without one, how to open one); a combined record as its table.
     Report,
+    /// One server's report in a combined record.
+    Server(String),
     /// Every pack, optionally scrolled to one.
     Packs(Option<String>),
     /// The checks reference: every check, grouped by pack.
@@ -109,6 +115,7 @@ impl Route {
         let rest = parts.next().filter(|r| !r.is_empty()).map(str::to_string);
         match head {
             "packs" => Route::Packs(rest),
+            "servers" => rest.map_or(Route::Report, Route::Server),
             "checks" => rest.map_or(Route::Checks, Route::Check),
             _ => Page::ALL.into_iter().find(|p| p.slug() == head).map_or(Route::Report, |p| Route::Page(p, rest)),
         }
@@ -122,6 +129,7 @@ impl Route {
         };
         match self {
             Route::Report => "#/".to_string(),
+            Route::Server(name) => format!("#/servers/{name}"),
             Route::Packs(p) => with("packs", p),
             Route::Checks => "#/checks".to_string(),
             Route::Check(id) => format!("#/checks/{id}"),
@@ -151,6 +159,7 @@ mod tests {
             Route::Packs(Some("fs".into())),
             Route::Checks,
             Route::Check("fs-read-escape".into()),
+            Route::Server("alpha".into()),
             Route::Page(Page::Methodology, None),
             Route::Page(Page::Configuration, Some("probes".into())),
             Route::Page(Page::Cli, None),

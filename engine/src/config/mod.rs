@@ -16,8 +16,9 @@ use std::fmt;
 pub mod probes;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
-pub const TOP_KEYS: [&str; 12] = [
+pub const TOP_KEYS: [&str; 13] = [
     "server",
+    "servers",
     "packs",
     "tools",
     "classify",
@@ -33,6 +34,13 @@ pub const TOP_KEYS: [&str; 12] = [
 /// The keys of `server:`.
 pub const SERVER_KEYS: [&str; 7] = ["name", "version", "command", "args", "env", "url", "headers"];
 
+/// Whether `name` may name a server of `servers:`.
+pub fn is_server_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// Why an absolute path in the server's config is worth a warning.
 const OUTSIDE: &str = "outside the sandbox: writes there are not observed (use {sandbox} or {sandbox_home})";
 
@@ -44,7 +52,13 @@ pub const DEFAULT_TIMEOUT_PROBE_SEC: u64 = 10;
 pub struct Config {
     /// The file as named on the command line; `None` for the quick form.
     pub file: Option<String>,
+    /// The server to run: `server:`, or the one of `servers:` this config was selected for.
     pub server: ServerConfig,
+    /// `servers:`, in the file's order; empty for the single `server:` form and for a
+    /// config already selected (`Config::each`, `Config::select`).
+    pub servers: Vec<NamedServer>,
+    /// The name under `servers:` of the selected server.
+    pub selected: Option<String>,
     /// The packs asked for; `None` means the standard list.
     pub packs: Option<Vec<Pack>>,
     pub tools: ToolsFilter,
@@ -66,6 +80,13 @@ pub struct Config {
     pub identities: Identities,
     /// `probes:`: valid calls and custom checks, matrix and cases expanded.
     pub probes: Vec<crate::judge::custom::Probe>,
+}
+
+/// One entry of `servers:`.
+#[derive(Debug, Clone)]
+pub struct NamedServer {
+    pub name: String,
+    pub server: ServerConfig,
 }
 
 /// `identities.a` / `identities.b`: each a `${VARIABLE}` read from sealmark's environment.
@@ -99,6 +120,8 @@ impl Default for Config {
         Config {
             file: None,
             server: ServerConfig::default(),
+            servers: Vec::new(),
+            selected: None,
             packs: None,
             tools: ToolsFilter::default(),
             classify: BTreeMap::new(),
@@ -117,6 +140,10 @@ impl Default for Config {
 
 #[derive(Debug, Clone, Default)]
 pub struct ServerConfig {
+    /// Where it is written: `server`, or `servers.<name>` (empty means `server`).
+    pub key: String,
+    /// The line of its `command` (or `url`), for `servers:` (`Config::server_line` for `server:`).
+    pub line: Option<usize>,
     pub name: Option<String>,
     pub version: Option<String>,
     pub command: Option<String>,
@@ -130,6 +157,13 @@ pub struct ServerConfig {
 pub struct ToolsFilter {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+}
+
+impl ServerConfig {
+    /// The dotted key the server's settings sit under.
+    pub fn key(&self) -> &str {
+        if self.key.is_empty() { "server" } else { &self.key }
+    }
 }
 
 impl ToolsFilter {
@@ -164,6 +198,45 @@ impl Config {
         Config {
             server: ServerConfig { command: Some(command.to_string()), args: args.to_vec(), ..Default::default() },
             ..Default::default()
+        }
+    }
+
+    /// One config per server to run: this one for the `server:` form, else one for each
+    /// entry of `servers:`, in the file's order, sharing every other setting.
+    pub fn each(&self) -> Vec<Config> {
+        if self.servers.is_empty() {
+            return vec![self.clone()];
+        }
+        self.servers
+            .iter()
+            .map(|s| Config {
+                server: s.server.clone(),
+                server_line: s.server.line,
+                servers: Vec::new(),
+                selected: Some(s.name.clone()),
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The config for one server of `servers:`, by name, or why there is none (with a
+    /// did-you-mean).
+    pub fn select(&self, name: &str) -> Result<Config, String> {
+        let file = self.file.as_deref().unwrap_or("sealmark.yaml");
+        if self.servers.is_empty() {
+            return Err(format!("{file} declares one server (server:), not servers: by name; drop --server"));
+        }
+        match self.each().into_iter().find(|c| c.selected.as_deref() == Some(name)) {
+            Some(c) => Ok(c),
+            None => {
+                let names = self.servers.iter().map(|s| s.name.as_str());
+                let hint =
+                    did_you_mean(name, names.clone()).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
+                Err(format!(
+                    "{file} declares no server \"{name}\"{hint}; its servers: {}",
+                    names.collect::<Vec<_>>().join(", ")
+                ))
+            }
         }
     }
 
@@ -237,9 +310,11 @@ impl Config {
     /// Config values that name an absolute path outside the sandbox, with their key:
     /// writes there are not observed by any pack, so `run` and `doctor` warn about them.
     fn outside_sandbox(&self) -> Vec<(String, &str)> {
+        let at = self.server.key();
+        let (command, url, headers) = (format!("{at}.command"), format!("{at}.url"), format!("{at}.headers"));
         self.server_texts()
             .into_iter()
-            .filter(|(key, _)| key != "server.command" && key != "server.url" && !key.starts_with("server.headers"))
+            .filter(|(key, _)| *key != command && *key != url && !key.starts_with(&headers))
             .filter_map(|(key, text)| {
                 let value = text.split_once('=').map_or(text, |(_, v)| v);
                 let absolute = value.starts_with('/') || value.starts_with("~/");
@@ -262,12 +337,13 @@ impl Config {
     /// Every string of the server's config with its dotted key.
     pub fn server_texts(&self) -> Vec<(String, &str)> {
         let s = &self.server;
+        let at = s.key();
         let mut out: Vec<(String, &str)> = Vec::new();
-        out.extend(s.command.as_deref().map(|c| ("server.command".to_string(), c)));
-        out.extend(s.args.iter().enumerate().map(|(i, a)| (format!("server.args[{i}]"), a.as_str())));
-        out.extend(s.env.iter().map(|(k, v)| (format!("server.env.{k}"), v.as_str())));
-        out.extend(s.url.as_deref().map(|u| ("server.url".to_string(), u)));
-        out.extend(s.headers.iter().map(|(k, v)| (format!("server.headers.{k}"), v.as_str())));
+        out.extend(s.command.as_deref().map(|c| (format!("{at}.command"), c)));
+        out.extend(s.args.iter().enumerate().map(|(i, a)| (format!("{at}.args[{i}]"), a.as_str())));
+        out.extend(s.env.iter().map(|(k, v)| (format!("{at}.env.{k}"), v.as_str())));
+        out.extend(s.url.as_deref().map(|u| (format!("{at}.url"), u)));
+        out.extend(s.headers.iter().map(|(k, v)| (format!("{at}.headers.{k}"), v.as_str())));
         out
     }
 
@@ -410,6 +486,11 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
         let mut config = config;
         config.file = Some(file.to_string());
         config.server_line = lines.exact("server.command").or_else(|| lines.exact("server.url"));
+        for s in &mut config.servers {
+            s.server.line = lines
+                .exact(&format!("{}.command", s.server.key()))
+                .or_else(|| lines.exact(&format!("{}.url", s.server.key())));
+        }
         Ok(config)
     } else {
         let mut problems = v.problems;
@@ -506,8 +587,9 @@ impl Validator<'_> {
             match key.as_str() {
                 "server" => {
                     has_server = true;
-                    config.server = self.server(v);
+                    config.server = self.server("server", v);
                 }
+                "servers" => config.servers = self.servers(v),
                 "packs" => config.packs = Some(self.packs(v)),
                 "tools" => {
                     for (k, list) in self.mapping("tools", v, &["include", "exclude"]) {
@@ -545,45 +627,83 @@ impl Validator<'_> {
                 _ => unreachable!("filtered by mapping"),
             }
         }
-        if config.upstream.kind.is_some() {
-            if !config.server_mentions("{upstream}") {
-                self.problem("upstream.kind", "the stub would be unused: put {upstream} where the server reads its backend address (command, args, env, url or headers)");
-            }
-            if config.server.command.is_none() {
-                self.problem("upstream.kind", "the stub needs a server sealmark starts: set server.command");
-            }
-        }
         if !config.scope.tools.is_empty() && config.scope.allow.is_empty() {
             self.problem("scope.allow", "scope.tools names a tool, so scope.allow must say what it may serve");
+        }
+        match (has_server, config.servers.is_empty()) {
+            (false, true) if !matches!(doc, Yaml::Mapping(m) if m.contains_key("servers")) => self.problem(
+                "server",
+                "missing: the config must say how to reach the server (server.command or server.url), or list several under servers:",
+            ),
+            (true, false) => self.problem(
+                "servers",
+                "give either server: (one server) or servers: (several, by name), not both",
+            ),
+            _ => {}
+        }
+        for each in config.each() {
+            self.server_settings(&each);
+        }
+        config
+    }
+
+    /// What is checked of each server against the settings every server shares.
+    fn server_settings(&mut self, config: &Config) {
+        let at = config.server.key();
+        if config.upstream.kind.is_some() {
+            if !config.server_mentions("{upstream}") {
+                self.problem(
+                    "upstream.kind",
+                    format!("the stub would be unused by {at}: put {{upstream}} where the server reads its backend address (command, args, env, url or headers)"),
+                );
+            }
+            if config.server.command.is_none() {
+                self.problem("upstream.kind", format!("the stub needs a server sealmark starts: set {at}.command"));
+            }
         }
         if config.identities != Identities::default() && !config.server.headers.values().any(|h| h.contains("{bearer}"))
         {
             self.problem(
                 "identities",
-                "identities replace the {bearer} tokens, but no server.headers value holds {bearer}",
+                format!("identities replace the {{bearer}} tokens, but no {at}.headers value holds {{bearer}}"),
             );
         }
         for (key, message) in config.placeholder_problems() {
             self.problem(&key, message);
         }
         for (key, text) in config.server_texts() {
-            if text.contains("{bearer") && !key.starts_with("server.headers") {
-                self.problem(&key, "{bearer} is the caller's credential and belongs in server.headers only");
+            if text.contains("{bearer") && !key.starts_with(&format!("{at}.headers")) {
+                self.problem(&key, format!("{{bearer}} is the caller's credential and belongs in {at}.headers only"));
             }
         }
-        if !has_server {
-            self.problem(
-                "server",
-                "missing: the config must say how to reach the server (server.command or server.url)",
-            );
-        }
-        config
     }
 
-    fn server(&mut self, v: &Yaml) -> ServerConfig {
-        let mut s = ServerConfig::default();
-        for (key, val) in self.mapping("server", v, &SERVER_KEYS) {
-            let path = join("server", &key);
+    /// `servers:`: a name (a word a directory and `--server` can carry) for each server.
+    fn servers(&mut self, v: &Yaml) -> Vec<NamedServer> {
+        let entries = self.mapping("servers", v, &[]);
+        if entries.is_empty() && matches!(v, Yaml::Mapping(_)) {
+            self.problem("servers", "lists no server; give each a name and its command or url");
+        }
+        let mut out = Vec::new();
+        for (name, val) in entries {
+            let path = join("servers", &name);
+            if !is_server_name(&name) {
+                self.problem(
+                    &path,
+                    "a server's name is up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a report folder and --server)",
+                );
+                continue;
+            }
+            let server = self.server(&path, val);
+            out.push(NamedServer { name, server });
+        }
+        out
+    }
+
+    fn server(&mut self, at: &str, v: &Yaml) -> ServerConfig {
+        let mut s = ServerConfig { key: at.to_string(), ..ServerConfig::default() };
+        for (key, val) in self.mapping(at, v, &SERVER_KEYS) {
+            let path = join(at, &key);
             match key.as_str() {
                 "name" => s.name = self.string(&path, val),
                 "version" => s.version = self.string(&path, val),
@@ -608,10 +728,10 @@ impl Validator<'_> {
             }
         }
         if s.command.is_none() && s.url.is_none() && matches!(v, Yaml::Mapping(_)) {
-            self.problem("server", "needs server.command (a stdio server) or server.url (an HTTP server)");
+            self.problem(at, format!("needs {at}.command (a stdio server) or {at}.url (an HTTP server)"));
         }
         if !s.headers.is_empty() && s.url.is_none() && matches!(v, Yaml::Mapping(_)) {
-            self.problem("server.headers", "headers are sent over HTTP only; set server.url too");
+            self.problem(&join(at, "headers"), format!("headers are sent over HTTP only; set {at}.url too"));
         }
         s
     }

@@ -184,7 +184,7 @@ pub fn timeout_step(c: &RunawayCall) -> Step {
 /// spelling that decided, or inconclusive when every one was refused for its form or
 /// went unanswered; over tools, the worst.
 fn judge_runaway<'c>(
-    steps: impl Iterator<Item = (&'c DbCall, Step)>,
+    steps: impl Iterator<Item = (&'c DbCall, Step, VerifiedBy)>,
     what: &str,
     fail_code: &str,
     ok_code: &str,
@@ -197,7 +197,7 @@ fn judge_runaway<'c>(
     }
     let mut evidence = Vec::new();
     let mut per_tool: Vec<ToolSteps> = Vec::new();
-    for (call, step) in steps {
+    for (call, step, observer) in steps {
         let slot = match per_tool.iter().position(|t| t.tool == call.tool) {
             Some(i) => i,
             None => {
@@ -210,7 +210,7 @@ fn judge_runaway<'c>(
             Step::Decided(_, why) => (ok_code, why.clone()),
             Step::Refused(why) => ("db.runaway.refused", format!("not judged: {why}")),
         };
-        evidence.push(call.evidence(outcome, VerifiedBy::Response, code));
+        evidence.push(call.evidence(outcome, observer, code));
         let entry = &mut per_tool[slot];
         match step {
             Step::Decided(v, why) if entry.decided.is_none() => {
@@ -244,12 +244,31 @@ fn judge_runaway<'c>(
 
 /// `db-row-cap` and `sqlite-row-cap` once their gates passed.
 pub fn judge_row_cap(calls: &[RowCapCall], limit: usize, fail_code: &str, ok_code: &str) -> Finding {
-    judge_runaway(calls.iter().map(|c| (&c.call, row_cap_step(c, limit))), "row cap", fail_code, ok_code)
+    judge_runaway(
+        calls.iter().map(|c| (&c.call, row_cap_step(c, limit), VerifiedBy::Response)),
+        "row cap",
+        fail_code,
+        ok_code,
+    )
 }
 
 /// `db-timeout` and `sqlite-timeout` once their gates passed.
 pub fn judge_timeout(calls: &[RunawayCall], fail_code: &str, ok_code: &str) -> Finding {
-    judge_runaway(calls.iter().map(|c| (&c.call, timeout_step(c))), "time limit", fail_code, ok_code)
+    // A pass the state reader saw running (pg_stat_activity) rests on the database's
+    // state; the rest on the answer and when it came.
+    judge_runaway(
+        calls.iter().map(|c| {
+            let step = timeout_step(c);
+            let by = match step {
+                Step::Decided(Verdict::Pass, _) if c.ran => VerifiedBy::State,
+                _ => VerifiedBy::Response,
+            };
+            (&c.call, step, by)
+        }),
+        "time limit",
+        fail_code,
+        ok_code,
+    )
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]

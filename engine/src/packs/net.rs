@@ -50,7 +50,7 @@ impl Caller<'_, '_, '_> {
             hits: vec![],
             connections: 0,
             leaked: false,
-            reachable: reachable(url).await,
+            reachable: reachable(url, self.listener).await,
         };
         if let Some(held) = self.runner.held(self.live).await {
             p.text = format!("not sent: {}", held.reason());
@@ -93,8 +93,9 @@ impl Caller<'_, '_, '_> {
 /// Whether the harness itself can resolve a URL's host and connect to it, as a fetcher
 /// following the URL standard would read the host (lower case, percent-decoded, `\`
 /// as `/`, userinfo dropped). Spellings this machine cannot reach (`localhost.` where
-/// the resolver refuses it) prove nothing when a fetch of them fails.
-async fn reachable(url: &str) -> bool {
+/// the resolver refuses it) prove nothing when a fetch of them fails. The connection
+/// is announced to the listener first, so it is not counted as the server's.
+async fn reachable(url: &str, listener: &Listener) -> bool {
     let lower = url.to_ascii_lowercase().replace('\\', "/");
     let Some((scheme, rest)) = lower.split_once(':') else { return false };
     // Only http(s) spellings are tried: the other schemes are judged by the listener's
@@ -106,7 +107,20 @@ async fn reachable(url: &str) -> bool {
     let hostport = crate::text::percent_decode(authority.rsplit('@').next().unwrap_or_default());
     let connect = async {
         let addrs = tokio::net::lookup_host(hostport.as_str()).await.ok()?.collect::<Vec<_>>();
-        tokio::net::TcpStream::connect(addrs.first()?).await.ok()
+        let addr = *addrs.first()?;
+        let (socket, any) = if addr.is_ipv4() {
+            (tokio::net::TcpSocket::new_v4().ok()?, "0.0.0.0:0")
+        } else {
+            (tokio::net::TcpSocket::new_v6().ok()?, "[::]:0")
+        };
+        socket.bind(any.parse().ok()?).ok()?;
+        let port = socket.local_addr().ok()?.port();
+        listener.own(port, true);
+        let stream = socket.connect(addr).await.ok();
+        if stream.is_none() {
+            listener.own(port, false);
+        }
+        stream
     };
     matches!(tokio::time::timeout(std::time::Duration::from_secs(2), connect).await, Ok(Some(_)))
 }

@@ -142,7 +142,7 @@ declare_check! {
         verdict: "Through each read SQL tool that passed its control, as sm_admin, the spellings are sent in turn until one decides; each produces rows marked sm-row-<n>, and the answer's distinct marked rows are counted once the statement's own text is removed from it (an echoed statement is not a row). fail when more than row_cap came back, or an answer too large to parse; pass when at least one and at most row_cap came back, or the refusal names the size (rows, a limit, too many). A refusal that does not (a guard that takes only statements beginning with SELECT, say) tells nothing about a cap, so the next spelling is sent; when none decides, the tool is inconclusive. Over tools, the worst verdict.",
         fix: "Apply a row limit outside the statement (fetch at most N rows and say the result was cut).",
         false_positives: "None known.",
-        false_negatives: "Only the row count is measured, not the bytes of very wide rows.",
+        false_negatives: "Only the row count is measured, not the bytes of very wide rows. The rows are counted in the answer: the seed guarantees the statement produces more than row_cap, so no reading of the database is needed.",
         references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400, 770] },
     }
 }
@@ -157,14 +157,14 @@ declare_check! {
         weight: Weight::Scored,
         candidate: false,
         since: "0.1",
-        decided_by: &[VerifiedBy::Response],
+        decided_by: &[VerifiedBy::State, VerifiedBy::Response],
         probes: &crate::registry::db::TIMEOUT_PROBES,
         settings: &[],
         proves_pass: "A runaway query that ran (the state reader saw it in pg_stat_activity, or the answer names a time limit or a cancellation) and was answered before the probe timeout. A refusal for the statement's form proves nothing, so the next spelling is tried; when every spelling is refused so, the check is inconclusive.",
         verdict: "Through each read SQL tool that passed its control, as sm_admin, the spellings are sent in turn until one decides, while the state reader watches pg_stat_activity for the marker sm_runaway; the harness cancels the statement afterwards. fail when no answer came within the probe timeout (the call does not spend the pack's budget of unanswered calls); pass when the answer came before it and the statement was seen running, or the answer says it was stopped (a timeout, a cancellation). An answer that came at once without the statement running is a refusal for its form (pg_sleep refused by name, say), so the next spelling is sent; when none decides, the tool is inconclusive.",
         fix: "Set statement_timeout for every statement (SET LOCAL statement_timeout inside the transaction).",
         false_positives: "A probe timeout shorter than the server's own limit makes a bounded server fail; keep timeout_probe_sec above it.",
-        false_negatives: "Only a sleep and one expensive cross join are tried; a limit the server applies only to some statements is not found.",
+        false_negatives: "Only a sleep and one expensive cross join are tried; a limit the server applies only to some statements is not found. The statement is cancelled by the harness once the answer is in, so a server that answers with its own timeout while the statement keeps running in the database passes.",
         references: References { owasp_mcp: "MCP10 Context Injection & Over-Sharing", cwe: &[400] },
     }
 }

@@ -8,8 +8,48 @@ use crate::record::Record;
 use std::fmt::Write;
 
 pub fn render(r: &Record) -> String {
+    let name = format!("sealmark {} · {}", r.sealmark.version, r.server.name);
+    document(&name, &suites(r, ""))
+}
+
+/// The test suites of one record, their names prefixed (a server's name, in a run of
+/// several), with their counts.
+#[derive(Debug, Default)]
+pub struct Suites {
+    pub xml: String,
+    pub tests: usize,
+    pub failures: usize,
+    pub errors: usize,
+    pub skipped: usize,
+}
+
+impl Suites {
+    pub fn add(&mut self, other: Suites) {
+        self.xml.push_str(&other.xml);
+        self.tests += other.tests;
+        self.failures += other.failures;
+        self.errors += other.errors;
+        self.skipped += other.skipped;
+    }
+}
+
+/// The XML document around the suites.
+pub fn document(name: &str, s: &Suites) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+        escape(name),
+        s.tests,
+        s.failures,
+        s.errors,
+        s.skipped,
+        s.xml
+    )
+}
+
+pub fn suites(r: &Record, prefix: &str) -> Suites {
     let file = r.config.file.as_deref().unwrap_or("sealmark.yaml");
     let line = r.config.server_line.unwrap_or(1);
+    let prefix = escape(prefix);
     let mut suites = String::new();
     let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
     for pack in Pack::ALL {
@@ -26,7 +66,7 @@ pub fn render(r: &Record) -> String {
         skipped += s;
         let _ = writeln!(
             suites,
-            "  <testsuite name=\"sealmark.{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{s}\">",
+            "  <testsuite name=\"{prefix}sealmark.{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{s}\">",
             pack.id(),
             checks.len()
         );
@@ -42,7 +82,7 @@ pub fn render(r: &Record) -> String {
             let name = escape(&format!("{}: {}{marks}", c.id, c.label));
             let _ = write!(
                 suites,
-                "    <testcase classname=\"sealmark.{}\" name=\"{name}\" file=\"{}\" line=\"{line}\"",
+                "    <testcase classname=\"{prefix}sealmark.{}\" name=\"{name}\" file=\"{}\" line=\"{line}\"",
                 pack.id(),
                 escape(file)
             );
@@ -72,9 +112,5 @@ pub fn render(r: &Record) -> String {
         }
         suites.push_str("  </testsuite>\n");
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"sealmark {} · {}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{suites}</testsuites>\n",
-        escape(&r.sealmark.version),
-        escape(&r.server.name)
-    )
+    Suites { xml: suites, tests, failures, errors, skipped }
 }

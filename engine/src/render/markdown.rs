@@ -61,6 +61,13 @@ fn tag(v: Verdict) -> &'static str {
 
 /// The markdown report.
 pub fn render(r: &Record) -> String {
+    let mut o = body(r);
+    let _ = writeln!(o, "{CLOSING_LINE}");
+    super::printable(o)
+}
+
+/// The markdown report without its closing line, unescaped.
+pub(crate) fn body(r: &Record) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -126,8 +133,7 @@ pub fn render(r: &Record) -> String {
         }
         o.push_str("\n</details>\n\n");
     }
-    let _ = writeln!(o, "{CLOSING_LINE}");
-    super::printable(o)
+    o
 }
 
 /// What the exit code means, as `sealmark run --help` says it.
@@ -136,6 +142,13 @@ pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, de
 /// The summary: a grade card per pack, one row per check with failures first, what to
 /// fix, and what the exit code means.
 pub fn summary(r: &Record) -> String {
+    let mut o = summary_body(r);
+    let _ = writeln!(o, "\nExit code: {EXIT_CODES}");
+    super::printable(o)
+}
+
+/// The summary without the exit code's meaning, unescaped.
+pub(crate) fn summary_body(r: &Record) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -174,6 +187,5 @@ pub fn summary(r: &Record) -> String {
             let _ = writeln!(o, "  {}: {fix}", c.id);
         }
     }
-    let _ = writeln!(o, "\nExit code: {EXIT_CODES}");
-    super::printable(o)
+    o
 }

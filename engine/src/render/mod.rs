@@ -1,6 +1,7 @@
 //! Renderers: pure functions from a record (or the registry) to text.
 
 pub mod badge;
+pub mod combined;
 pub mod junit;
 pub mod markdown;
 pub mod reference;

@@ -11,6 +11,24 @@ use serde_json::{Value, json};
 pub const REFERENCE_URL: &str = "https://sealmark.dev/reference/checks";
 
 pub fn render(r: &Record) -> String {
+    document(vec![run(r, None)])
+}
+
+/// The SARIF log around its runs.
+pub fn document(runs: Vec<Value>) -> String {
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": runs,
+    });
+    let mut s = super::json_escaped(serde_json::to_string_pretty(&doc).expect("serialises"));
+    s.push('\n');
+    s
+}
+
+/// One record as a SARIF run; in a run of several, `server` (its name under `servers:`)
+/// tells code scanning the runs apart.
+pub fn run(r: &Record, server: Option<&str>) -> Value {
     let rules: Vec<Value> = r.checks.iter().map(rule).collect();
     let results: Vec<Value> = r
         .checks
@@ -19,31 +37,28 @@ pub fn render(r: &Record) -> String {
         .filter(|(_, c)| !matches!(c.verdict, Verdict::Pass | Verdict::Na))
         .map(|(i, c)| result(r, i, c))
         .collect();
-    let doc = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "sealmark",
-                "version": r.sealmark.version,
-                "semanticVersion": r.sealmark.version,
-                "informationUri": "https://sealmark.dev",
-                "rules": rules,
-                "properties": { "methodology": r.sealmark.methodology },
-            }},
-            "invocations": [{ "executionSuccessful": true, "startTimeUtc": r.started_at }],
-            "originalUriBaseIds": { "CONFIGROOT": { "description": { "text": "The directory sealmark was run from." } } },
-            "results": results,
-            "properties": {
-                "server": r.server.name,
-                "profile": r.config.profile,
-                "configHash": r.config.hash,
-            },
-        }],
+    let mut run = json!({
+        "tool": { "driver": {
+            "name": "sealmark",
+            "version": r.sealmark.version,
+            "semanticVersion": r.sealmark.version,
+            "informationUri": "https://sealmark.dev",
+            "rules": rules,
+            "properties": { "methodology": r.sealmark.methodology },
+        }},
+        "invocations": [{ "executionSuccessful": true, "startTimeUtc": r.started_at }],
+        "originalUriBaseIds": { "CONFIGROOT": { "description": { "text": "The directory sealmark was run from." } } },
+        "results": results,
+        "properties": {
+            "server": r.server.name,
+            "profile": r.config.profile,
+            "configHash": r.config.hash,
+        },
     });
-    let mut s = super::json_escaped(serde_json::to_string_pretty(&doc).expect("serialises"));
-    s.push('\n');
-    s
+    if let Some(name) = server {
+        run["automationDetails"] = json!({ "id": format!("sealmark/{name}/") });
+    }
+    run
 }
 
 fn rule(c: &CheckResult) -> Value {

@@ -19,6 +19,14 @@ pub fn render(r: &Record) -> String {
 /// The text report at a verbosity: 0 prints no evidence, 1 the first lines of each check
 /// that did not pass, 2 every line of every check. The verdicts are the same at each.
 pub fn render_with(r: &Record, verbosity: u8) -> String {
+    let mut out = section(r, verbosity);
+    out.push_str(CLOSING_LINE);
+    out.push('\n');
+    super::printable(out)
+}
+
+/// The report without its closing line, unescaped: a section of a run of several.
+pub(crate) fn section(r: &Record, verbosity: u8) -> String {
     let mut out = String::new();
     let o = &mut out;
     let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
@@ -72,9 +80,7 @@ pub fn render_with(r: &Record, verbosity: u8) -> String {
         }
         o.push('\n');
     }
-    o.push_str(CLOSING_LINE);
-    o.push('\n');
-    super::printable(out)
+    out
 }
 
 fn header(o: &mut String, r: &Record) {

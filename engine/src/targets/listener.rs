@@ -38,6 +38,8 @@ pub struct Hit {
 struct Log {
     connections: u32,
     hits: Vec<Hit>,
+    /// Source ports of the harness's own connections (`Listener::own`): not counted.
+    own: std::collections::BTreeSet<u16>,
 }
 
 pub struct Listener {
@@ -67,7 +69,19 @@ impl Listener {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// Connections seen so far.
+    /// Says that a connection from this source port is the harness's own, before it
+    /// connects, so that it is never counted as the server's however late it is
+    /// accepted; `false` takes that back when the connection failed.
+    pub fn own(&self, port: u16, own: bool) {
+        let mut log = self.log.lock().expect("listener log");
+        if own {
+            log.own.insert(port);
+        } else {
+            log.own.remove(&port);
+        }
+    }
+
+    /// Connections seen so far, the harness's own left out.
     pub fn hits(&self) -> u32 {
         self.log.lock().expect("listener log").connections
     }
@@ -100,8 +114,14 @@ impl Drop for Listener {
 }
 
 async fn accept(socket: TcpListener, log: Arc<Mutex<Log>>, port: u16) {
-    while let Ok((conn, _)) = socket.accept().await {
-        log.lock().expect("listener log").connections += 1;
+    while let Ok((conn, peer)) = socket.accept().await {
+        {
+            let mut log = log.lock().expect("listener log");
+            if log.own.remove(&peer.port()) {
+                continue;
+            }
+            log.connections += 1;
+        }
         let _ = conn.set_nodelay(true);
         tokio::spawn(serve(conn, log.clone(), port));
     }
