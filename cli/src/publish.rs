@@ -8,7 +8,7 @@ use sealmark_engine::record::Record;
 use sealmark_engine::render;
 use sealmark_engine::text::visible;
 
-/// The viewer's files, compiled in by build.rs when the viewer was built.
+/// The viewer's files, compiled in by build.rs from `cli/viewer-bundle/`.
 pub struct Viewer {
     pub js: &'static str,
     pub wasm: &'static [u8],
@@ -18,13 +18,6 @@ pub struct Viewer {
 }
 
 include!(concat!(env!("OUT_DIR"), "/viewer_bundle.rs"));
-
-/// Why this binary cannot write html, when it cannot.
-pub fn unavailable() -> Option<&'static str> {
-    VIEWER.is_none().then_some(
-        "--format html: this sealmark was built without the viewer; build it (scripts/build-viewer), then rebuild sealmark",
-    )
-}
 
 /// The folder's files: name and content.
 pub fn files(record: &Record) -> Vec<(&'static str, Vec<u8>)> {
@@ -38,7 +31,7 @@ pub fn combined_files(c: &Combined) -> Vec<(&'static str, Vec<u8>)> {
 }
 
 fn folder(title: String, json: String) -> Vec<(&'static str, Vec<u8>)> {
-    let Some(viewer) = VIEWER else { return Vec::new() };
+    let viewer = &VIEWER;
     vec![
         ("index.html", page(&title, &json).into_bytes()),
         ("viewer.js", viewer.js.as_bytes().to_vec()),

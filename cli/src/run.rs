@@ -23,13 +23,8 @@ pub fn run(args: RunArgs) -> u8 {
     if args.out.is_some() && args.format.len() > 1 {
         return usage_error("--out takes one format; with several, use --out-dir DIR");
     }
-    if args.format.contains(&Format::Html) {
-        if args.out.is_some() {
-            return usage_error("--format html writes a folder: use --out-dir DIR instead of --out");
-        }
-        if let Some(why) = crate::publish::unavailable() {
-            return usage_error(why);
-        }
+    if args.format.contains(&Format::Html) && args.out.is_some() {
+        return usage_error("--format html writes a folder: use --out-dir DIR instead of --out");
     }
     if let Some(out) = &args.out
         && let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())

@@ -485,3 +485,29 @@ fn a_run_of_several_opens_as_a_table_of_servers_with_each_report_a_click_away() 
     b.wait_for_text("A run of several servers");
     assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
 }
+
+/// The README's main command as a new user runs it: the text report on stdout, and an
+/// HTML report beside it that opens from file:// with the same grades.
+#[test]
+fn the_main_command_prints_the_report_and_writes_one_that_opens() {
+    let scratch = Scratch::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out_dir = scratch.path().join("report");
+    let out = Command::new(root.join("scripts/demo"))
+        .current_dir(&root)
+        .env("SEALMARK_REPORT_DIR", &out_dir)
+        .env("TMPDIR", scratch.path().join("tmp"))
+        .output()
+        .expect("scripts/demo runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text.starts_with("sealmark 0.1.0 · methodology"), "{text}");
+    assert!(stderr.contains(&format!("the HTML report is {}/index.html", out_dir.display())), "{stderr}");
+    let mut b = Browser::launch();
+    let page = open(&mut b, &file_url(&out_dir.join("index.html")));
+    for line in cli_grade_lines(&text) {
+        assert!(squash(&page).contains(&line), "{line} in the page:\n{page}");
+    }
+    assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
+}
