@@ -51,6 +51,14 @@ Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
         after_help = "Exit codes: 0 merged; 2 a file is not a record, holds a server another file holds, or comes from another sealmark release."
     )]
     Merge(MergeArgs),
+    /// Print a shell completion script, generated from these definitions (for bash:
+    /// `sealmark completions bash > /etc/bash_completion.d/sealmark`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from these definitions (`sealmark man | man -l -`).
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +120,15 @@ pub enum SchemaOf {
     /// The combined record of a run of several servers.
     Combined,
     Config,
+}
+
+/// When the text report on stdout is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -221,6 +238,13 @@ pub struct RunArgs {
     /// (five lines each), -vv all of it. Never a different verdict.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// No progress line on stderr (there is none anyway when stderr is not a terminal).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Colour the text report on stdout: auto (on a terminal, unless NO_COLOR is set),
+    /// always or never. Files are never coloured.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorChoice,
     /// The server to run, for the quick form without a config: `-- <command> [args…]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -8,6 +8,7 @@ mod reference;
 mod run;
 mod setup;
 mod several;
+mod terminal;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -50,6 +51,18 @@ fn main() -> ExitCode {
         args::Command::Describe => reference::describe(),
         args::Command::Explain { check } => reference::explain(&check),
         args::Command::Merge(a) => run::merge(a),
+        args::Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut args::Cli::command(), "sealmark", &mut std::io::stdout());
+            exit::OK
+        }
+        args::Command::Man => {
+            use clap::CommandFactory;
+            match clap_mangen::Man::new(args::Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => exit::OK,
+                Err(e) => usage_error(format!("cannot write the man page: {e}")),
+            }
+        }
     };
     ExitCode::from(code)
 }

@@ -174,7 +174,10 @@ fn live(args: &RunArgs) -> Result<Saved, u8> {
         eprintln!("sealmark: warning: {warning}");
     }
     eprintln!("sealmark: running {}", describe_target(&config));
-    let record = match crate::interrupt::run_to_end(run_server(&config, &options))? {
+    let progress = crate::terminal::Progress::of_run(args.quiet);
+    let outcome = crate::interrupt::run_to_end(run_server(&config, &options));
+    drop(progress);
+    let record = match outcome? {
         Err(e) => return Err(usage_error(e)),
         Ok(out) => {
             if let Some(dir) = &out.kept_sandbox {
@@ -296,7 +299,11 @@ fn write_reports(args: &RunArgs, saved: &Saved) -> Result<(), u8> {
                 print_grades(saved);
             }
             None => {
-                print!("{report}");
+                if formats[0] == Format::Text && crate::terminal::colour_wanted(args.color) {
+                    print!("{}", crate::terminal::coloured(&report));
+                } else {
+                    print!("{report}");
+                }
                 // A report that does not go to the console leaves the grades there.
                 if !std::io::stdout().is_terminal() {
                     print_grades(saved);

@@ -51,6 +51,14 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
             return Err(crate::usage_error("no signal handler could be installed"));
         };
         let running: Running = Arc::default();
+        let finished = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let progress = {
+            let (running, finished, total) = (running.clone(), finished.clone(), plan.len());
+            Arc::new(crate::terminal::Progress::start(args.quiet, move || {
+                let going = running.lock().expect("running lock").len();
+                format!("{} of {total} server(s) done, {going} running", finished.load(Ordering::Relaxed))
+            }))
+        };
         let stopping = Arc::new(AtomicBool::new(false));
         let permits = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
@@ -59,13 +67,15 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
             let argv = child_args(args, config, &p.name, &out);
             let (exe, running, stopping, permits, p) =
                 (exe.clone(), running.clone(), stopping.clone(), permits.clone(), p.clone());
+            let (finished, progress) = (finished.clone(), progress.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 let entry = if stopping.load(Ordering::SeqCst) {
                     entry(&p, Err("not started: sealmark was interrupted".to_string()))
                 } else {
-                    one(&exe, argv, &p, &out, &running).await
+                    one(&exe, argv, &p, &out, &running, &progress).await
                 };
+                finished.fetch_add(1, Ordering::Relaxed);
                 (position, entry)
             });
         }
@@ -80,7 +90,10 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
         };
         tokio::pin!(all);
         let (name, signum, code) = tokio::select! {
-            entries = &mut all => return Ok(finish(entries, plan)),
+            entries = &mut all => {
+                drop(progress);
+                return Ok(finish(entries, plan));
+            }
             _ = int.recv() => ("SIGINT", libc::SIGINT, 130),
             _ = term.recv() => ("SIGTERM", libc::SIGTERM, 143),
             _ = hup.recv() => ("SIGHUP", libc::SIGHUP, 129),
@@ -125,7 +138,14 @@ fn entry(p: &Planned, outcome: Result<sealmark_engine::record::Record, String>) 
 }
 
 /// Runs one server in its own sealmark process and reads the record it wrote.
-async fn one(exe: &Path, argv: Vec<OsString>, p: &Planned, out: &Path, running: &Running) -> ServerEntry {
+async fn one(
+    exe: &Path,
+    argv: Vec<OsString>,
+    p: &Planned,
+    out: &Path,
+    running: &Running,
+    progress: &crate::terminal::Progress,
+) -> ServerEntry {
     let spawned = tokio::process::Command::new(exe)
         .args(argv)
         .stdin(Stdio::null())
@@ -148,7 +168,7 @@ async fn one(exe: &Path, argv: Vec<OsString>, p: &Planned, out: &Path, running: 
                 last_error = Some(why.to_string());
             }
             if relayed(&line) {
-                eprintln!("[{}] {line}", p.name);
+                progress.println(&format!("[{}] {line}", p.name));
             }
         }
     }

@@ -662,3 +662,63 @@ fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
     let out = scratch.run(&["run", "--config", good.to_str().unwrap(), "--baseline", saved.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs sealmark under a pseudo-terminal (util-linux `script`), as a person at a terminal
+/// would, and returns what the terminal showed (stdout and stderr together).
+fn on_a_terminal(scratch: &Scratch, args: &[&str], env: &[(&str, &str)]) -> String {
+    let quoted: Vec<String> = std::iter::once(sealmark().display().to_string())
+        .chain(args.iter().map(|a| a.to_string()))
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env("TMPDIR", scratch.path().join("tmp"))
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    String::from_utf8_lossy(&cmd.output().expect("script runs").stdout).into_owned()
+}
+
+#[test]
+fn a_terminal_gets_a_progress_line_and_colour_and_files_and_pipes_get_neither() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "");
+    let cfg = cfg.to_str().unwrap();
+    let shown = on_a_terminal(&scratch, &["run", "--config", cfg], &[]);
+    assert!(shown.contains("message(s) sent"), "a progress line: {shown:?}");
+    assert!(shown.contains("\x1b[32m[PASS]\x1b[0m"), "coloured tags: {shown:?}");
+    let no_colour = on_a_terminal(&scratch, &["run", "--config", cfg, "--quiet"], &[("NO_COLOR", "1")]);
+    assert!(!no_colour.contains("message(s) sent"), "--quiet: {no_colour:?}");
+    assert!(no_colour.contains("[PASS]") && !no_colour.contains("\x1b[32m"), "NO_COLOR: {no_colour:?}");
+    let never = on_a_terminal(&scratch, &["run", "--config", cfg, "--color", "never"], &[]);
+    assert!(!never.contains("\x1b[32m[PASS]"), "--color never: {never:?}");
+    // A pipe gets the plain report, and --color always colours even a pipe.
+    let piped = scratch.run(&["run", "--config", cfg]);
+    assert!(!stdout(&piped).contains('\x1b') && !stderr(&piped).contains("message(s) sent"));
+    let forced = scratch.run(&["run", "--config", cfg, "--color", "always"]);
+    assert!(stdout(&forced).contains("\x1b[32m[PASS]\x1b[0m"));
+    // A file is never coloured, whatever --color says.
+    let file = scratch.path().join("report.txt");
+    scratch.run(&["run", "--config", cfg, "--color", "always", "--out", file.to_str().unwrap()]);
+    assert!(!std::fs::read_to_string(&file).unwrap().contains('\x1b'));
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_line_definitions() {
+    let run = |args: &[&str]| {
+        let out = Command::new(sealmark()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let bash = run(&["completions", "bash"]);
+    assert!(bash.contains("_sealmark()") && bash.contains("--shard") && bash.contains("merge"), "{bash}");
+    assert!(run(&["completions", "zsh"]).starts_with("#compdef sealmark"));
+    assert!(run(&["completions", "fish"]).contains("complete -c sealmark"));
+    let man = run(&["man"]);
+    assert!(man.contains(".TH sealmark"), "{man}");
+    for sub in ["run", "doctor", "merge", "explain"] {
+        assert!(man.contains(&format!("sealmark\\-{sub}")) || man.contains(sub), "{sub} in the man page");
+    }
+}

@@ -56,6 +56,7 @@ pub struct Collected {
 pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, RunError> {
     let mut runner = Runner::new(config, targets, targets.db_placeholders(crate::targets::db::SESSION_ROLE));
     let mut obs = CoreObservations { canaries: targets.sandbox.canary_list(), ..Default::default() };
+    crate::session::progress::stage("handshake");
     let mut live = runner.launch().await?;
     let (handshake, caps) = live.session.handshake().await;
     obs.handshake = handshake;
@@ -178,6 +179,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
             let configured: Vec<String> = config.server.headers.keys().cloned().collect();
             let started = config.server.command.as_ref().map(|_| targets.sandbox.run_id.as_str());
             let headers = runner.headers_as(Caller::A);
+            crate::session::progress::stage("http");
             Some(http::collect(&runner.expand(url), headers, &configured, runner.timeout, started).await)
         }
         _ => None,

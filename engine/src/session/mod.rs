@@ -9,6 +9,7 @@
 pub mod json_cost;
 pub mod observer;
 pub mod process;
+pub mod progress;
 pub mod runner;
 
 use crate::judge::core::HandshakeObs;
@@ -345,6 +346,7 @@ impl Session {
 
     /// Sends raw bytes as one message: a line on stdio, a POST body over HTTP.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        progress::sent();
         let timeout = self.timeout;
         match &mut self.wire {
             Wire::Stdio { outbox, exited, .. } => {

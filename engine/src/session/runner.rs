@@ -247,6 +247,7 @@ impl<'a> Runner<'a> {
     /// answering or still owes answers is restarted first, so no pack's verdicts depend
     /// on how an earlier pack left the server.
     pub(crate) async fn begin_pack(&mut self, live: &mut Live, name: &'static str) {
+        super::progress::stage(name);
         self.end_pack();
         self.pack = PackBooks { name, ..PackBooks::default() };
         if live.unanswered > 0 && live.gone.is_none() {
