@@ -97,6 +97,10 @@ pub struct InitArgs {
     /// The config file to write (or, with --probes, to read and append to).
     #[arg(long, short = 'c', value_name = "FILE", default_value = "sealmark.yaml")]
     pub config: PathBuf,
+    /// Write the servers of an MCP client's config or a registry server.json as a
+    /// sealmark.yaml (secrets as ${VARIABLE}, read from the environment at run time).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["probes", "command"])]
+    pub from: Option<PathBuf>,
     /// Start the server and print one valid call per tool, as a probes: block.
     #[arg(long)]
     pub probes: bool,
@@ -221,6 +225,11 @@ pub struct RunArgs {
     /// new checks, a different configuration and tool-surface drift.
     #[arg(long, value_name = "RECORD")]
     pub baseline: Option<PathBuf>,
+    /// Run the servers an MCP client already has: a Claude Desktop, Cursor or Windsurf
+    /// config (mcpServers), a VS Code mcp.json (servers) or a registry server.json. Paths
+    /// and database URLs are aimed at the harness's own targets; what changed is listed.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "command", "replay"])]
+    pub from: Option<PathBuf>,
     /// Of a config with servers:, run only this one (default: every one, a run of several).
     #[arg(long, value_name = "NAME", conflicts_with_all = ["shard", "replay"])]
     pub server: Option<String>,

@@ -155,7 +155,10 @@ fn replay_one(record: &mut Record, label: &str) {
 /// Starts the server (or, for a config with servers:, each of them), runs every pack,
 /// and returns the record.
 fn live(args: &RunArgs) -> Result<Saved, u8> {
-    let config = load_config(args.config.as_deref(), &args.command)?;
+    let config = match &args.from {
+        Some(file) => load_from(file)?,
+        None => load_config(args.config.as_deref(), &args.command)?,
+    };
     if !config.servers.is_empty() && args.server.is_none() {
         return several(args, &config).map(Saved::Several);
     }
@@ -221,6 +224,12 @@ fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u
             )));
         }
         config.upstream.kind = Some("http".to_string());
+    }
+    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    for (key, name) in config.server.env_references() {
+        if std::env::var(name).map_or(true, |v| v.is_empty()) {
+            return Err(usage_error(format!("{file}: {key}: the environment variable {name} is not set")));
+        }
     }
     let (identity_a, identity_b) = identities(args, &config)?;
     let options = RunOptions {
@@ -379,6 +388,25 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
         eprintln!("{e}");
         eprintln!("sealmark: error: {} problem(s) in {}; nothing was run", e.problems.len(), path.display());
         exit::USAGE
+    })
+}
+
+/// The servers of an MCP client's config or a registry server.json, converted as
+/// `sealmark init --from` would write them but with their secrets kept in memory; what
+/// the conversion changed is said on stderr.
+pub fn load_from(file: &Path) -> Result<Config, u8> {
+    use sealmark_engine::config::import::{Secrets, import};
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| usage_error(format!("cannot read {shown}: {e}")))?;
+    let imported = import(&shown, &text, Secrets::Inline).map_err(usage_error)?;
+    for note in &imported.notes {
+        eprintln!("sealmark: {shown}: {note}");
+    }
+    config::parse(&shown, &imported.yaml).map_err(|e| {
+        eprintln!("{e}");
+        usage_error(format!(
+            "{shown} converts to a config sealmark refuses; `sealmark init --from {shown}` writes it, to edit"
+        ))
     })
 }
 

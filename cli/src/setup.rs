@@ -56,7 +56,58 @@ pub fn doctor(args: TargetArgs) -> u8 {
 }
 
 pub fn init(args: InitArgs) -> u8 {
-    if args.probes { init_probes(args) } else { init_config(args) }
+    if args.from.is_some() {
+        init_from(args)
+    } else if args.probes {
+        init_probes(args)
+    } else {
+        init_config(args)
+    }
+}
+
+/// The servers of an MCP client's config or a registry server.json, written as a
+/// sealmark.yaml; never overwrites.
+fn init_from(args: InitArgs) -> u8 {
+    use sealmark_engine::config::import::{Secrets, import};
+    let from = args.from.as_deref().expect("init_from has --from");
+    let shown = from.display().to_string();
+    if args.config.exists() {
+        return usage_error(format!("{} exists; init never overwrites a config", args.config.display()));
+    }
+    let text = match std::fs::read_to_string(from) {
+        Ok(t) => t,
+        Err(e) => return usage_error(format!("cannot read {shown}: {e}")),
+    };
+    let imported = match import(&shown, &text, Secrets::Referenced) {
+        Ok(i) => i,
+        Err(why) => return usage_error(why),
+    };
+    let mut yaml = imported.yaml;
+    if !imported.notes.is_empty() {
+        yaml.push_str(
+            "
+# What the conversion changed:
+",
+        );
+        for note in &imported.notes {
+            yaml.push_str(&format!(
+                "#   {note}
+"
+            ));
+        }
+    }
+    if let Err(e) = sealmark_engine::config::parse(&args.config.display().to_string(), &yaml) {
+        eprintln!("{e}");
+        return usage_error(format!("{shown} converts to a config sealmark refuses; nothing was written"));
+    }
+    if let Err(e) = write_atomically(&args.config, &yaml) {
+        return usage_error(format!("cannot write {}: {e}", args.config.display()));
+    }
+    for note in &imported.notes {
+        eprintln!("sealmark: {note}");
+    }
+    eprintln!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
+    exit::OK
 }
 
 /// A commented starter config for the command after `--`; never overwrites.

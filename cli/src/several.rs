@@ -200,8 +200,11 @@ fn relayed(line: &str) -> bool {
 /// The command line of one server's run: the flags of this one that shape a run, for
 /// that server, writing its record to `out`.
 fn child_args(args: &RunArgs, config: &Path, name: &str, out: &Path) -> Vec<OsString> {
-    let mut a: Vec<OsString> = ["run", "--config"].map(OsString::from).to_vec();
-    a.push(config.into());
+    // Each run reads the servers where this one did (converting --from again, so no
+    // secret of it is ever written down).
+    let source = if args.from.is_some() { "--from" } else { "--config" };
+    let mut a: Vec<OsString> = vec!["run".into(), source.into()];
+    a.push(args.from.as_deref().unwrap_or(config).into());
     a.extend(["--server".into(), name.into(), "--format".into(), "json".into(), "--out".into()]);
     a.push(PathBuf::from(out).into());
     if !args.packs.is_empty() {

@@ -266,3 +266,95 @@ fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
     assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
     assert!(scratch.sandbox_removed());
 }
+
+/// sealmark run --from / init --from with the sample client files, the toy servers on PATH.
+fn from_fixture(scratch: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let bins = toy_server().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bins.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = std::process::Command::new(common::sealmark());
+    cmd.args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/clients"))
+        .env("PATH", path)
+        .env("TMPDIR", scratch.path().join("tmp"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_servers_a_client_already_has_are_graded_from_its_config() {
+    let scratch = Scratch::new();
+    // Claude Desktop: two servers, a run of several; the home path aimed at the sandbox.
+    let o = from_fixture(&scratch, &["run", "--from", "claude_desktop_config.json", "--format", "json"], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("servers.files.args[0]: /Users/someone/Documents → {sandbox}"), "{err}");
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = c["servers"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["files", "web-fetch"]);
+    assert_eq!(c["servers"][0]["record"]["packs"]["fs"]["grade"]["letter"], "A");
+    let fetch = c["servers"][1]["record"].to_string();
+    assert!(!fetch.contains("sk-not-a-real-key"), "the secret never reaches the record");
+    // --server picks one of them.
+    let one = from_fixture(
+        &scratch,
+        &["run", "--from", "claude_desktop_config.json", "--server", "files", "--pack", "core"],
+        &[],
+    );
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    // VS Code: the password input is read from the environment, and refused when unset.
+    let unset = from_fixture(&scratch, &["run", "--from", "mcp.json"], &[]);
+    assert_eq!(unset.status.code(), Some(2));
+    assert!(
+        stderr(&unset).contains("servers.notes.env.NOTES_KEY: the environment variable SQLITE_KEY is not set"),
+        "{}",
+        stderr(&unset)
+    );
+    let vs =
+        from_fixture(&scratch, &["run", "--from", "mcp.json", "--format", "json"], &[("SQLITE_KEY", "notes-key-1234")]);
+    assert_eq!(vs.status.code(), Some(0), "{}", stderr(&vs));
+    let c: Value = serde_json::from_slice(&vs.stdout).unwrap();
+    assert_eq!(c["servers"][0]["record"]["packs"]["sqlite"]["grade"]["letter"], "A", "the .db path became {{sqlite}}");
+    assert!(!vs.stdout.windows(14).any(|w| w == b"notes-key-1234"));
+    // The registry's server.json: its package started by the hint, its path argument the sandbox.
+    let reg = from_fixture(&scratch, &["run", "--from", "server.json", "--pack", "core,fs", "--format", "json"], &[]);
+    assert_eq!(reg.status.code(), Some(0), "{}", stderr(&reg));
+    let c: Value = serde_json::from_slice(&reg.stdout).unwrap();
+    assert_eq!(c["servers"][0]["name"], "toy-server");
+    assert_eq!(c["servers"][0]["record"]["packs"]["fs"]["grade"]["letter"], "A");
+    assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
+}
+
+#[test]
+fn init_from_writes_the_equivalent_config_with_secrets_as_references() {
+    let scratch = Scratch::new();
+    let out = scratch.path().join("sealmark.yaml");
+    let o = from_fixture(
+        &scratch,
+        &["init", "--from", "claude_desktop_config.json", "--config", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.contains("\"FETCH_API_KEY\": \"${FETCH_API_KEY}\""), "{yaml}");
+    assert!(!yaml.contains("sk-not-a-real-key"), "{yaml}");
+    assert!(
+        yaml.lines().all(|l| l.starts_with('#') || !l.contains("/Users/someone")),
+        "only the note names the path: {yaml}"
+    );
+    assert!(yaml.contains("#   servers.files.args[0]: /Users/someone/Documents → {sandbox}"), "{yaml}");
+    let again = from_fixture(
+        &scratch,
+        &["init", "--from", "claude_desktop_config.json", "--config", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(again.status.code(), Some(2), "never overwrites");
+    // The written config runs (the secret now from the environment).
+    let run = from_fixture(
+        &scratch,
+        &["run", "--config", out.to_str().unwrap(), "--server", "web-fetch", "--pack", "core"],
+        &[("FETCH_API_KEY", "sk-env-0000")],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}

@@ -52,7 +52,15 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     };
     let mut targets = Targets::start(config, wanted).await?;
     let collected = crate::packs::collect(config, &targets).await?;
-    let redactions = targets.redactions();
+    let mut redactions = targets.redactions();
+    // A value read from sealmark's environment is shown as the reference it came from.
+    for (_, name) in config.server.env_references() {
+        if let Ok(value) = std::env::var(name)
+            && value.len() >= 4
+        {
+            redactions.push((value, format!("${{{name}}}")));
+        }
+    }
     // The judges read what the record will hold, so a replay of it judges the same.
     let observations = redacted(collected.observations, &redactions);
     let findings = crate::judge::all(&observations);

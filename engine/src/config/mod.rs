@@ -13,6 +13,7 @@ use serde_yaml_ng::Value as Yaml;
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub mod import;
 pub mod probes;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
@@ -33,6 +34,18 @@ pub const TOP_KEYS: [&str; 13] = [
 ];
 /// The keys of `server:`.
 pub const SERVER_KEYS: [&str; 7] = ["name", "version", "command", "args", "env", "url", "headers"];
+
+impl ServerConfig {
+    /// The environment variables whose value is a `${VARIABLE}` of sealmark's own
+    /// environment (read when the server starts, never written into a report): each
+    /// with its dotted key and the variable's name.
+    pub fn env_references(&self) -> Vec<(String, &str)> {
+        self.env
+            .iter()
+            .filter_map(|(k, v)| env_reference(v).map(|name| (format!("{}.env.{k}", self.key()), name)))
+            .collect()
+    }
+}
 
 /// Whether `name` may name a server of `servers:`.
 pub fn is_server_name(name: &str) -> bool {

@@ -39,6 +39,12 @@ pub(crate) struct PackBooks {
 }
 
 /// Starts and restarts the server for one run, and keeps what every start leaves.
+/// An environment value of the config: a `${VARIABLE}` is read from sealmark's own
+/// environment (the CLI refuses a run whose variable is unset); anything else as written.
+fn from_environment(value: &str) -> String {
+    crate::config::env_reference(value).and_then(|name| std::env::var(name).ok()).unwrap_or_else(|| value.to_string())
+}
+
 pub struct Runner<'a> {
     pub config: &'a Config,
     pub targets: &'a Targets,
@@ -154,7 +160,8 @@ impl<'a> Runner<'a> {
             Some(cmd) => {
                 let program = self.expand(cmd);
                 let args: Vec<String> = server.args.iter().map(|a| self.expand(a)).collect();
-                let configured = server.env.iter().map(|(k, v)| (k.clone(), self.expand(v))).collect();
+                let configured =
+                    server.env.iter().map(|(k, v)| (k.clone(), self.expand(&from_environment(v)))).collect();
                 let (env, _) = self.targets.sandbox.environment(&configured);
                 let stdio = server.url.is_none();
                 Some(
