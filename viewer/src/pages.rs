@@ -19,6 +19,7 @@ pub fn source(page: Page) -> &'static str {
         Page::Safety => include_str!("../../site/safety.md"),
         Page::Troubleshooting => include_str!("../../site/troubleshooting.md"),
         Page::Fleet => include_str!("../../site/fleet.md"),
+        Page::Ci => include_str!("../../site/ci.md"),
         Page::Configuration => include_str!("../../site/configuration.md"),
         Page::Cli => include_str!("../../site/reference/cli.md"),
         Page::Changelog => include_str!("../../site/changelog.md"),

@@ -17,6 +17,7 @@ pub enum Page {
     Safety,
     Troubleshooting,
     Fleet,
+    Ci,
     Configuration,
     Cli,
     Changelog,
@@ -24,7 +25,7 @@ pub enum Page {
 }
 
 impl Page {
-    pub const ALL: [Page; 16] = [
+    pub const ALL: [Page; 17] = [
         Page::Methodology,
         Page::Grades,
         Page::Observers,
@@ -37,6 +38,7 @@ impl Page {
         Page::Safety,
         Page::Troubleshooting,
         Page::Fleet,
+        Page::Ci,
         Page::Configuration,
         Page::Cli,
         Page::Changelog,
@@ -60,6 +62,7 @@ impl Page {
             Page::Safety => "safety",
             Page::Troubleshooting => "troubleshooting",
             Page::Fleet => "fleet",
+            Page::Ci => "ci",
             Page::Configuration => "configuration",
             Page::Cli => "cli",
             Page::Changelog => "changelog",
@@ -81,6 +84,7 @@ impl Page {
             Page::Safety => "Safety",
             Page::Troubleshooting => "Troubleshooting",
             Page::Fleet => "Vet many servers",
+            Page::Ci => "Gate CI",
             Page::Configuration => "Configuration",
             Page::Cli => "CLI",
             Page::Changelog => "Changelog",
