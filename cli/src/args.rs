@@ -206,6 +206,11 @@ pub struct RunArgs {
     /// Start the upstream stub (as upstream.kind: http); the server must use {upstream}.
     #[arg(long)]
     pub upstream: bool,
+    /// Start servers with no package cache: by default they get the npm, uv and pip caches
+    /// of this machine (listed under `inherited` in the report), so `npx -y` and `uvx`
+    /// servers start without downloading themselves again.
+    #[arg(long)]
+    pub no_package_caches: bool,
     /// Run the probes marked active: true, which make the server run commands (the
     /// harness programs sm-echo, sm-canary, sm-sleep, sm-spew) or have side effects.
     #[arg(long)]

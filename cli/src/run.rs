@@ -238,6 +238,7 @@ fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u
         identity_a,
         identity_b,
         active: args.active,
+        no_package_caches: args.no_package_caches,
     };
     Ok((config, options))
 }

@@ -215,6 +215,7 @@ fn child_args(args: &RunArgs, config: &Path, name: &str, out: &Path) -> Vec<OsSt
         (args.no_embedded, "--no-embedded"),
         (args.upstream, "--upstream"),
         (args.active, "--active"),
+        (args.no_package_caches, "--no-package-caches"),
     ];
     a.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, flag)| OsString::from(flag)));
     let valued = [("--pg", &args.pg), ("--identity-a", &args.identity_a), ("--identity-b", &args.identity_b)];

@@ -722,3 +722,45 @@ fn completions_and_the_man_page_come_from_the_command_line_definitions() {
         assert!(man.contains(&format!("sealmark\\-{sub}")) || man.contains(sub), "{sub} in the man page");
     }
 }
+
+/// npx, uvx and pip servers start warm: the machine's package caches reach the server
+/// (named in the report, their paths never), and --no-package-caches keeps them out.
+#[test]
+fn servers_get_the_package_caches_by_name_and_never_their_paths() {
+    let scratch = Scratch::new();
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(home.join(".npm")).unwrap();
+    std::fs::create_dir_all(home.join(".cache/uv")).unwrap();
+    let cfg = scratch.config("env-echo", "packs: [core]\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--format", "json", "--config", cfg.to_str().unwrap()];
+        args.extend(extra);
+        let out = Command::new(sealmark())
+            .args(&args)
+            .env("HOME", &home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("npm_config_cache")
+            .env_remove("UV_CACHE_DIR")
+            .env_remove("PIP_CACHE_DIR")
+            .env("TMPDIR", scratch.path().join("tmp"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout.clone()).unwrap();
+        let record: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        (record, text)
+    };
+    let (warm, text) = run(&[]);
+    let inherited: Vec<&str> =
+        warm["sandbox"]["inherited"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(
+        inherited.contains(&"npm cache (npm_config_cache)") && inherited.contains(&"uv cache (UV_CACHE_DIR)"),
+        "{inherited:?}"
+    );
+    assert!(!inherited.iter().any(|i| i.starts_with("pip cache")), "no pip cache here: {inherited:?}");
+    // The env-echo server printed its environment: the caches were there, by placeholder.
+    assert!(text.contains(r#"(\"npm_config_cache\", \"{npm_config_cache}\")"#), "the server got the cache");
+    assert!(!text.contains(home.to_str().unwrap()), "no path of this machine in the record");
+    let (cold, text) = run(&["--no-package-caches"]);
+    assert!(!cold["sandbox"]["inherited"].to_string().contains("cache"), "{}", cold["sandbox"]["inherited"]);
+    assert!(!text.contains(r#"(\"npm_config_cache\""#), "no cache reached the server");
+}

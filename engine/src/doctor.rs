@@ -38,6 +38,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
         identity_b: options.identity_b.clone(),
         active: options.active,
         large_bytes: 1024,
+        package_caches: !options.no_package_caches,
         strict_db: false,
     };
     let mut targets = Targets::start(config, wanted).await?;

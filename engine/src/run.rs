@@ -28,6 +28,8 @@ pub struct RunOptions {
     pub identity_b: Option<String>,
     /// `--active`: probes that make the server run commands may run.
     pub active: bool,
+    /// `--no-package-caches`: the servers start with no npm, uv or pip cache.
+    pub no_package_caches: bool,
 }
 
 /// What a run produced.
@@ -48,6 +50,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         identity_b: options.identity_b.clone(),
         active: options.active,
         large_bytes: 4 * config.setting_u64("fs-large-read", "max_bytes") as usize,
+        package_caches: !options.no_package_caches,
         strict_db: true,
     };
     let mut targets = Targets::start(config, wanted).await?;

@@ -57,6 +57,8 @@ pub struct Wanted<'o> {
     pub active: bool,
     /// The size of the sandbox's large file.
     pub large_bytes: usize,
+    /// Whether servers get the package caches (`--no-package-caches` says no).
+    pub package_caches: bool,
     /// Whether a `--pg` database that cannot be used stops the start (a run), or is only
     /// reported (`doctor`, which says why the db pack would not run).
     pub strict_db: bool,
@@ -67,8 +69,9 @@ impl Targets {
     /// with `upstream.kind`; the repositories, the SQLite file and the database when a
     /// placeholder of theirs appears in the server's config.
     pub async fn start(config: &Config, wanted: Wanted<'_>) -> Result<Targets, RunError> {
-        let sandbox = Sandbox::create(wanted.large_bytes)
+        let mut sandbox = Sandbox::create(wanted.large_bytes)
             .map_err(|e| RunError::Setup(format!("cannot create the sandbox directory: {e}")))?;
+        sandbox.package_caches = wanted.package_caches;
         let listener = Listener::start().await.ok();
         let stub = match config.upstream.kind.as_deref() {
             Some("http") => Some(

@@ -8,7 +8,52 @@ use std::path::{Path, PathBuf};
 /// Directories on PATH that count as "the system part".
 const SYSTEM_PATH: [&str; 6] = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 /// Variables passed through from sealmark's own environment, when set.
-const PASSED_THROUGH: [&str; 3] = ["LANG", "npm_config_cache", "UV_CACHE_DIR"];
+const PASSED_THROUGH: [&str; 1] = ["LANG"];
+
+/// Where a package runner keeps what it downloaded, so a server started with `npx -y` or
+/// `uvx` starts warm instead of downloading itself again into the empty sandbox HOME:
+/// the variable, its default under the real home (`~/.cache` and `~/.local/share` as the
+/// XDG variables say), and the name reports give it (never its path). None of these tools
+/// can use a cache read-only, so a server may add to it: the only writes outside the
+/// sandbox the harness arranges. `--no-package-caches` passes none.
+const PACKAGE_CACHES: [(&str, Base, &str, &str); 4] = [
+    ("npm_config_cache", Base::Home, ".npm", "npm cache"),
+    ("UV_CACHE_DIR", Base::Cache, "uv", "uv cache"),
+    ("PIP_CACHE_DIR", Base::Cache, "pip", "pip cache"),
+    ("UV_PYTHON_INSTALL_DIR", Base::Data, "uv/python", "uv's Pythons"),
+];
+
+#[derive(Clone, Copy)]
+enum Base {
+    Home,
+    Cache,
+    Data,
+}
+
+/// The package caches that exist here: the variable, the directory, and its name.
+fn package_caches() -> Vec<(&'static str, PathBuf, &'static str)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = |var: &str, fallback: &str| {
+        std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(fallback)))
+    };
+    PACKAGE_CACHES
+        .iter()
+        .filter_map(|(var, base, default, name)| {
+            let path = match std::env::var_os(var) {
+                Some(set) => PathBuf::from(set),
+                None => {
+                    let base = match base {
+                        Base::Home => home.clone(),
+                        Base::Cache => xdg("XDG_CACHE_HOME", ".cache"),
+                        Base::Data => xdg("XDG_DATA_HOME", ".local/share"),
+                    }?;
+                    base.join(default)
+                }
+            };
+            path.is_dir().then_some((*var, path, *name))
+        })
+        .collect()
+}
 /// The canary variables planted in every server's environment.
 pub const CANARY_VARS: [&str; 2] = ["SEALMARK_CANARY", "SEALMARK_FAKE_API_KEY"];
 
@@ -34,6 +79,8 @@ pub struct FileTokens {
 
 /// A fresh sandbox for one run. Removed on drop unless kept.
 pub struct Sandbox {
+    /// Whether the servers get the package caches (`PACKAGE_CACHES`).
+    pub package_caches: bool,
     dir: Option<tempfile::TempDir>,
     kept_path: Option<PathBuf>,
     pub run_id: String,
@@ -67,7 +114,7 @@ impl Sandbox {
             sibling: format!("sm-sibling-canary-{}", random_hex(8)),
             new_name: "not-yet.txt".to_string(),
         };
-        let sandbox = Sandbox { dir: Some(dir), kept_path: None, run_id, canaries, files };
+        let sandbox = Sandbox { package_caches: true, dir: Some(dir), kept_path: None, run_id, canaries, files };
         sandbox.build_tree(large_bytes)?;
         Ok(sandbox)
     }
@@ -207,6 +254,10 @@ impl Sandbox {
         for (_, value) in &self.canaries {
             reps.push((value.clone(), "<canary>".to_string()));
         }
+        // A record names a cache, never where it is on this machine.
+        for (var, path, _) in package_caches() {
+            reps.extend(path_redactions(&path, &format!("{{{var}}}")));
+        }
         reps.push((self.files.canary.clone(), "<canary>".to_string()));
         reps.push((self.files.sibling.clone(), "<sibling-canary>".to_string()));
         reps.push((self.files.control.clone(), "<control>".to_string()));
@@ -244,6 +295,12 @@ impl Sandbox {
             if let Ok(v) = std::env::var(var) {
                 env.push((var.to_string(), v));
                 inherited.push(var.to_string());
+            }
+        }
+        if self.package_caches {
+            for (var, path, name) in package_caches() {
+                env.push((var.to_string(), path.to_string_lossy().into_owned()));
+                inherited.push(format!("{name} ({var})"));
             }
         }
         env.push(("HOME".to_string(), self.home().to_string_lossy().into_owned()));
