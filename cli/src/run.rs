@@ -226,8 +226,8 @@ fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u
         config.upstream.kind = Some("http".to_string());
     }
     let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
-    for (key, name) in config.server.env_references() {
-        if std::env::var(name).map_or(true, |v| v.is_empty()) {
+    for (key, name) in config.env_references() {
+        if std::env::var(&name).map_or(true, |v| v.is_empty()) {
             return Err(usage_error(format!("{file}: {key}: the environment variable {name} is not set")));
         }
     }
@@ -403,12 +403,14 @@ pub fn load_from(file: &Path) -> Result<Config, u8> {
     for note in &imported.notes {
         eprintln!("sealmark: {shown}: {note}");
     }
-    config::parse(&shown, &imported.yaml).map_err(|e| {
+    let mut config = config::parse(&shown, &imported.yaml).map_err(|e| {
         eprintln!("{e}");
         usage_error(format!(
             "{shown} converts to a config sealmark refuses; `sealmark init --from {shown}` writes it, to edit"
         ))
-    })
+    })?;
+    config.secrets = imported.secrets;
+    Ok(config)
 }
 
 /// The callers' tokens: each `${VARIABLE}` of --identity-a/-b or identities.a/b read from
@@ -521,7 +523,7 @@ fn print_grades(saved: &Saved) {
                 }
             }
         }
-        Saved::Several(c) => eprint!("{}", render::combined::table(c)),
+        Saved::Several(c) => eprint!("{}", render::printable(render::combined::table(c))),
     }
 }
 
@@ -573,6 +575,16 @@ fn gate_code(record: &Record, gate: Letter, ci: bool, label: &str) -> u8 {
 /// has no record.
 fn several_gate_code(c: &Combined, gate: Letter, ci: bool) -> u8 {
     let mut code = exit::OK;
+    // A whole run (not one shard) that holds fewer servers than its config declares lost
+    // some: a shard that never wrote its record, say. That is not a pass.
+    if c.combined.shard.is_none() && c.servers.len() < c.combined.declared {
+        eprintln!(
+            "sealmark: the record holds {} of the {} servers its config declares; merge every shard",
+            c.servers.len(),
+            c.combined.declared
+        );
+        code = exit::USAGE;
+    }
     for e in &c.servers {
         match &e.record {
             Some(record) => code = code.max(gate_code(record, gate, ci, &format!("{}: ", e.name))),
@@ -612,6 +624,6 @@ pub fn merge(args: crate::args::MergeArgs) -> u8 {
         }
         None => print!("{json}"),
     }
-    eprint!("{}", render::combined::table(&combined));
+    eprint!("{}", render::printable(render::combined::table(&combined)));
     exit::OK
 }

@@ -168,7 +168,8 @@ async fn one(
                 last_error = Some(why.to_string());
             }
             if relayed(&line) {
-                progress.println(&format!("[{}] {line}", p.name));
+                // A run's stderr can carry a server's text (tool names in a refusal).
+                progress.println(&sealmark_engine::text::visible(&format!("[{}] {line}", p.name)));
             }
         }
     }

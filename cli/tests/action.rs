@@ -92,6 +92,7 @@ fn the_action_step_grades_a_server_writes_sarif_a_summary_and_outputs_and_exits_
     let flawed = scratch.config("env-echo", "");
     let o = step(&scratch, &flawed, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(scratch.path().join("outputs.txt")).unwrap();
     let deferred = step(&scratch, &flawed, &[("SEALMARK_DEFER_EXIT", "1")]);
     assert_eq!(deferred.status.code(), Some(0));
     let outputs = std::fs::read_to_string(scratch.path().join("outputs.txt")).unwrap();

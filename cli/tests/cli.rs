@@ -719,7 +719,7 @@ fn completions_and_the_man_page_come_from_the_command_line_definitions() {
     let man = run(&["man"]);
     assert!(man.contains(".TH sealmark"), "{man}");
     for sub in ["run", "doctor", "merge", "explain"] {
-        assert!(man.contains(&format!("sealmark\\-{sub}")) || man.contains(sub), "{sub} in the man page");
+        assert!(man.contains(&format!("sealmark\\-{sub}")), "{sub} in the man page: {man}");
     }
 }
 

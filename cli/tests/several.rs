@@ -171,6 +171,19 @@ fn two_shards_merged_equal_the_unsharded_run() {
     };
     assert_eq!(text(&merged_path), text(&scratch.path().join("whole.json")));
 
+    // A shard that never wrote its record is not a pass: the merge holds 2 of 3 servers.
+    let partial = scratch.path().join("partial.json");
+    assert_eq!(
+        scratch.run(&["merge", s1.to_str().unwrap(), "--out", partial.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    let replayed = scratch.run(&["run", "--replay", partial.to_str().unwrap()]);
+    assert_eq!(replayed.status.code(), Some(2), "{}", stderr(&replayed));
+    assert!(
+        stderr(&replayed).contains("the record holds 2 of the 3 servers its config declares"),
+        "{}",
+        stderr(&replayed)
+    );
     let again = scratch.run(&["merge", s1.to_str().unwrap(), merged_path.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("holds the server \"files\""), "{}", stderr(&again));
@@ -288,18 +301,22 @@ fn the_servers_a_client_already_has_are_graded_from_its_config() {
     // Claude Desktop: two servers, a run of several; the home path aimed at the sandbox.
     let o = from_fixture(&scratch, &["run", "--from", "claude_desktop_config.json", "--format", "json"], &[]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("servers.files.args[0]: /Users/someone/Documents → {sandbox}"), "{err}");
+    // files echoes its environment: secret-echo fails it, so the gate does.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("servers.files.args[2]: /Users/someone/Documents → {sandbox}"), "{err}");
     let c: Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<&str> = c["servers"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["files", "web-fetch"]);
     assert_eq!(c["servers"][0]["record"]["packs"]["fs"]["grade"]["letter"], "A");
-    let fetch = c["servers"][1]["record"].to_string();
-    assert!(!fetch.contains("sk-not-a-real-key"), "the secret never reaches the record");
+    let all = String::from_utf8_lossy(&o.stdout);
+    assert!(all.contains("SEALMARK_CANARY"), "the environment was echoed");
+    for secret in ["sk-not-a-real-key", "tok-not-a-real-token-1234"] {
+        assert!(!all.contains(secret), "{secret} reached the record");
+    }
     // --server picks one of them.
     let one = from_fixture(
         &scratch,
-        &["run", "--from", "claude_desktop_config.json", "--server", "files", "--pack", "core"],
+        &["run", "--from", "claude_desktop_config.json", "--server", "web-fetch", "--pack", "core"],
         &[],
     );
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
@@ -343,7 +360,7 @@ fn init_from_writes_the_equivalent_config_with_secrets_as_references() {
         yaml.lines().all(|l| l.starts_with('#') || !l.contains("/Users/someone")),
         "only the note names the path: {yaml}"
     );
-    assert!(yaml.contains("#   servers.files.args[0]: /Users/someone/Documents → {sandbox}"), "{yaml}");
+    assert!(yaml.contains("#   servers.files.args[2]: /Users/someone/Documents → {sandbox}"), "{yaml}");
     let again = from_fixture(
         &scratch,
         &["init", "--from", "claude_desktop_config.json", "--config", out.to_str().unwrap()],

@@ -207,12 +207,12 @@ let wasm_bindgen;
 
     let WASM_VECTOR_LEN = 0;
 
-    function wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1) {
-        wasm.wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1);
-    }
-
     function wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb(arg0, arg1, arg2) {
         wasm.wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb(arg0, arg1, arg2);
+    }
+
+    function wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1) {
+        wasm.wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1);
     }
 
     function wasm_bindgen__convert__closures_____invoke__h353eca18a60ff64e(arg0, arg1, arg2, arg3) {

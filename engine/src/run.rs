@@ -56,9 +56,13 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut targets = Targets::start(config, wanted).await?;
     let collected = crate::packs::collect(config, &targets).await?;
     let mut redactions = targets.redactions();
-    // A value read from sealmark's environment is shown as the reference it came from.
-    for (_, name) in config.server.env_references() {
-        if let Ok(value) = std::env::var(name)
+    // A value read from sealmark's environment is shown as the reference it came from,
+    // and a secret a client's config held (run --from) as redacted.
+    for secret in config.secrets.iter().filter(|s| s.len() >= 4) {
+        redactions.push((secret.clone(), "<redacted>".to_string()));
+    }
+    for (_, name) in config.env_references() {
+        if let Ok(value) = std::env::var(&name)
             && value.len() >= 4
         {
             redactions.push((value, format!("${{{name}}}")));

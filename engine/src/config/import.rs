@@ -22,6 +22,8 @@ pub enum Secrets {
 pub struct Imported {
     pub yaml: String,
     pub notes: Vec<String>,
+    /// With `Secrets::Inline`: the secret values copied in, for the run to redact.
+    pub secrets: Vec<String>,
 }
 
 /// Converts a client configuration or a registry `server.json` (its text; `file` names
@@ -30,8 +32,10 @@ pub fn import(file: &str, text: &str, secrets: Secrets) -> Result<Imported, Stri
     let doc: Value = serde_json::from_str(text).map_err(|e| format!("{file}:{}: not JSON: {e}", e.line()))?;
     let Some(top) = doc.as_object() else { return Err(format!("{file}: expected a JSON object")) };
     let mut notes = Vec::new();
+    let mut found = Vec::new();
     let servers: Vec<Named> = if let Some(map) = top.get("mcpServers") {
-        entries(file, "mcpServers", map)?
+        // Cursor's `${env:NAME}` as VS Code's.
+        entries(file, "mcpServers", map)?.into_iter().map(|(n, s)| (n, vscode(s, &[]))).collect()
     } else if let Some(map) = top.get("servers") {
         let inputs = top.get("inputs").and_then(Value::as_array).cloned().unwrap_or_default();
         entries(file, "servers", map)?.into_iter().map(|(n, s)| (n, vscode(s, &inputs))).collect()
@@ -51,10 +55,10 @@ pub fn import(file: &str, text: &str, secrets: Secrets) -> Result<Imported, Stri
         let name = unique(server_name(&raw_name), &taken);
         taken.push(name.clone());
         let at = format!("servers.{name}");
-        yaml.push_str(&format!("  {name}:\n"));
-        entry(&mut yaml, &at, &server, secrets, &mut notes);
+        yaml.push_str(&format!("  {}:\n", quoted(&name)));
+        entry(&mut yaml, &at, &server, secrets, &mut notes, &mut found);
     }
-    Ok(Imported { yaml, notes })
+    Ok(Imported { yaml, notes, secrets: found })
 }
 
 /// A server as a client names it, and its entry.
@@ -177,7 +181,27 @@ fn registry(
 }
 
 /// One server's keys, as YAML under `at`.
-fn entry(yaml: &mut String, at: &str, s: &Map<String, Value>, secrets: Secrets, notes: &mut Vec<String>) {
+fn entry(
+    yaml: &mut String,
+    at: &str,
+    s: &Map<String, Value>,
+    secrets: Secrets,
+    notes: &mut Vec<String>,
+    found: &mut Vec<String>,
+) {
+    // A secret: kept (and listed for redaction) in a run, a `${NAME}` in a written config.
+    let mut secret = |path: &str, name: &str, value: &str, notes: &mut Vec<String>| -> String {
+        match secrets {
+            Secrets::Inline => {
+                found.push(value.to_string());
+                value.to_string()
+            }
+            Secrets::Referenced => {
+                notes.push(format!("{path}: a secret, written as ${{{name}}}: set {name} in sealmark's environment"));
+                format!("${{{name}}}")
+            }
+        }
+    };
     let text = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
     let url = s.get("url").or_else(|| s.get("serverUrl")).map(text);
     if let Some(command) = s.get("command").map(text) {
@@ -190,12 +214,33 @@ fn entry(yaml: &mut String, at: &str, s: &Map<String, Value>, secrets: Secrets, 
             .enumerate()
             .map(|(i, a)| aimed(&format!("{at}.args[{i}]"), &text(a), notes))
             .collect();
+        // The value of a secret-looking flag (`--api-key X`, `--token=X`).
+        let mut args = args;
+        for i in 0..args.len() {
+            let path = format!("{at}.args[{i}]");
+            if let Some((flag, value)) = args[i].split_once('=').filter(|(f, _)| f.starts_with('-') && secret_name(f)) {
+                let (flag, value) = (flag.to_string(), value.to_string());
+                let named = secret(&path, &env_name(&flag), &value, notes);
+                args[i] = format!("{flag}={named}");
+            } else if i > 0
+                && args[i - 1].starts_with('-')
+                && !args[i - 1].contains('=')
+                && secret_name(&args[i - 1])
+                && !args[i].starts_with('-')
+            {
+                let (flag, value) = (args[i - 1].clone(), args[i].clone());
+                args[i] = secret(&path, &env_name(&flag), &value, notes);
+            } else {
+                args[i] = url_secrets(&args[i], &path, &mut secret, notes);
+            }
+        }
         if !args.is_empty() {
             let list: Vec<String> = args.iter().map(|a| quoted(a)).collect();
             yaml.push_str(&format!("    args: [{}]\n", list.join(", ")));
         }
     } else if let Some(url) = &url {
-        yaml.push_str(&format!("    url: {}\n", quoted(url)));
+        let url = url_secrets(url, &format!("{at}.url"), &mut secret, notes);
+        yaml.push_str(&format!("    url: {}\n", quoted(&url)));
     }
     for (key, field) in [("env", "env"), ("headers", "headers")] {
         let Some(map) = s.get(field).and_then(Value::as_object).filter(|m| !m.is_empty()) else { continue };
@@ -206,11 +251,15 @@ fn entry(yaml: &mut String, at: &str, s: &Map<String, Value>, secrets: Secrets, 
         for (k, v) in map {
             let path = format!("{at}.{key}.{k}");
             let value = text(v);
-            let value = if secret_name(k) && !value.starts_with("${") && secrets == Secrets::Referenced {
-                notes.push(format!("{path}: a secret, written as ${{{k}}}: set {k} in sealmark's environment"));
-                format!("${{{k}}}")
+            let value = if secret_name(k) && !value.contains("${") {
+                // An auth scheme word stays: `Bearer ${TOKEN}`.
+                match value.split_once(' ').filter(|(scheme, _)| ["Bearer", "Basic", "Token"].contains(scheme)) {
+                    Some((scheme, token)) => format!("{scheme} {}", secret(&path, &env_name(k), token, notes)),
+                    None => secret(&path, &env_name(k), &value, notes),
+                }
             } else {
-                aimed(&path, &value, notes)
+                let aimed = aimed(&path, &value, notes);
+                url_secrets(&aimed, &path, &mut secret, notes)
             };
             if let Some(var) = crate::config::env_reference(&value)
                 && secrets == Secrets::Inline
@@ -252,6 +301,42 @@ fn aimed(path: &str, value: &str, notes: &mut Vec<String>) -> String {
     }
 }
 
+/// A URL's password (`scheme://user:PASSWORD@host`) and secret-looking query values
+/// (`?api_key=…`) handed to `secret`.
+fn url_secrets(
+    value: &str,
+    path: &str,
+    secret: &mut impl FnMut(&str, &str, &str, &mut Vec<String>) -> String,
+    notes: &mut Vec<String>,
+) -> String {
+    let mut out = value.to_string();
+    if let Some((scheme, rest)) = value.split_once("://")
+        && let Some((userinfo, _)) = rest.split_once('@')
+        && let Some((user, password)) = userinfo.split_once(':')
+        && !password.is_empty()
+        && !password.contains("${")
+    {
+        let named = secret(path, &format!("{}_PASSWORD", env_name(scheme)), password, notes);
+        out = out.replacen(&format!("{user}:{password}@"), &format!("{user}:{named}@"), 1);
+    }
+    if let Some((_, query)) = out.clone().split_once('?') {
+        for pair in query.split('&') {
+            if let Some((name, v)) =
+                pair.split_once('=').filter(|(n, v)| secret_name(n) && !v.is_empty() && !v.contains("${"))
+            {
+                let named = secret(path, &env_name(name), v, notes);
+                out = out.replacen(pair, &format!("{name}={named}"), 1);
+            }
+        }
+    }
+    out
+}
+
+/// A variable name for a secret: upper case, `-` and `.` as `_`, no leading dashes.
+fn env_name(s: &str) -> String {
+    s.trim_start_matches('-').to_ascii_uppercase().replace(['-', '.', ' '], "_")
+}
+
 fn is_windows_path(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
@@ -266,8 +351,13 @@ fn secret_name(key: &str) -> bool {
 fn server_name(raw: &str) -> String {
     let mut s: String =
         raw.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect();
-    s = s.trim_start_matches(['.', '_', '-']).chars().take(60).collect();
-    if s.is_empty() { "server".to_string() } else { s }
+    s = s.trim_start_matches(['.', '_', '-']).chars().take(56).collect();
+    match s.as_str() {
+        "" => "server".to_string(),
+        _ if crate::config::is_server_name(&s) => s,
+        // A report file's name (index.html, viewer.js, …) cannot name a folder beside it.
+        _ => format!("server-{s}"),
+    }
 }
 
 fn unique(name: String, taken: &[String]) -> String {
@@ -297,6 +387,14 @@ mod tests {
         let config = crate::config::parse("claude.json", &got.yaml).unwrap_or_else(|e| panic!("{e}\n{}", got.yaml));
         let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["filesystem", "my-db", "remote"]);
+        let odd = import(
+            "c.json",
+            r#"{"mcpServers": {"true": {"command": "x"}, "index.html": {"command": "y"}}}"#,
+            Secrets::Inline,
+        )
+        .unwrap();
+        let c = crate::config::parse("c.json", &odd.yaml).unwrap_or_else(|e| panic!("{e}\n{}", odd.yaml));
+        assert_eq!(c.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["true", "server-index.html"]);
         assert_eq!(config.servers[0].server.args[2], "{sandbox}");
         assert_eq!(config.servers[1].server.args[1], "{dsn}");
         assert_eq!(config.servers[1].server.env["API_TOKEN"], "${API_TOKEN}");
@@ -310,6 +408,33 @@ mod tests {
         );
         let inline = import("claude.json", text, Secrets::Inline).unwrap();
         assert!(inline.yaml.contains("\"s3cret\""), "a run keeps the value in memory");
+        assert!(
+            inline.secrets.contains(&"s3cret".to_string()) && inline.secrets.contains(&"x".to_string()),
+            "{:?}",
+            inline.secrets
+        );
+        // Secrets in arguments, URLs and headers become references, the scheme kept.
+        let leaky = r#"{"mcpServers": {
+            "a": {"command": "srv", "args": ["--api-key", "k-123456", "--token=t-654321", "mongodb://me:pw-9999@db/x"]},
+            "b": {"url": "https://h/mcp?api_key=q-1111&x=1", "headers": {"Authorization": "Bearer b-2222"}}
+        }}"#;
+        let got = import("l.json", leaky, Secrets::Referenced).unwrap();
+        for value in ["k-123456", "t-654321", "pw-9999", "q-1111", "b-2222"] {
+            assert!(
+                !got.yaml.lines().any(|l| !l.starts_with('#') && l.contains(value)),
+                "{value} written: {}",
+                got.yaml
+            );
+        }
+        let c = crate::config::parse("l.json", &got.yaml).unwrap_or_else(|e| panic!("{e}\n{}", got.yaml));
+        assert_eq!(
+            c.servers[0].server.args,
+            ["--api-key", "${API_KEY}", "--token=${TOKEN}", "mongodb://me:${MONGODB_PASSWORD}@db/x"]
+        );
+        assert_eq!(c.servers[1].server.url.as_deref(), Some("https://h/mcp?api_key=${API_KEY}&x=1"));
+        assert_eq!(c.servers[1].server.headers["Authorization"], "Bearer ${AUTHORIZATION}");
+        let inline = import("l.json", leaky, Secrets::Inline).unwrap();
+        assert_eq!(inline.secrets.len(), 5, "{:?}", inline.secrets);
     }
 
     #[test]

@@ -35,21 +35,29 @@ pub const TOP_KEYS: [&str; 13] = [
 /// The keys of `server:`.
 pub const SERVER_KEYS: [&str; 7] = ["name", "version", "command", "args", "env", "url", "headers"];
 
-impl ServerConfig {
-    /// The environment variables whose value is a `${VARIABLE}` of sealmark's own
-    /// environment (read when the server starts, never written into a report): each
-    /// with its dotted key and the variable's name.
-    pub fn env_references(&self) -> Vec<(String, &str)> {
-        self.env
-            .iter()
-            .filter_map(|(k, v)| env_reference(v).map(|name| (format!("{}.env.{k}", self.key()), name)))
+/// A `${VARIABLE}` of sealmark's own environment inside a server string.
+pub static ENV_REFERENCE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}").expect("valid"));
+
+impl Config {
+    /// Every `${VARIABLE}` in the server's command, args, env, url and headers (read when
+    /// the server starts, never written into a report), with its dotted key.
+    pub fn env_references(&self) -> Vec<(String, String)> {
+        self.server_texts()
+            .into_iter()
+            .flat_map(|(key, text)| {
+                ENV_REFERENCE.captures_iter(text).map(move |c| (key.clone(), c[1].to_string())).collect::<Vec<_>>()
+            })
             .collect()
     }
 }
 
 /// Whether `name` may name a server of `servers:`.
 pub fn is_server_name(name: &str) -> bool {
-    name.len() <= 64
+    // The files a report folder already holds cannot also be a server's folder.
+    let reserved = name.starts_with("sealmark-report") || name.starts_with("viewer") || name == "index.html";
+    !reserved
+        && name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
@@ -93,6 +101,9 @@ pub struct Config {
     pub identities: Identities,
     /// `probes:`: valid calls and custom checks, matrix and cases expanded.
     pub probes: Vec<crate::judge::custom::Probe>,
+    /// Literal secrets a converted client config held (`run --from`): never written in
+    /// the YAML, passed to the server, and redacted from every report.
+    pub secrets: Vec<String>,
 }
 
 /// One entry of `servers:`.
@@ -147,6 +158,7 @@ impl Default for Config {
             scope: ScopeConfig::default(),
             identities: Identities::default(),
             probes: Vec::new(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -703,7 +715,7 @@ impl Validator<'_> {
             if !is_server_name(&name) {
                 self.problem(
                     &path,
-                    "a server's name is up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a report folder and --server)",
+                    "a server's name is up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not a report file's name (index.html, viewer…, sealmark-report…): it names a report folder and --server",
                 );
                 continue;
             }

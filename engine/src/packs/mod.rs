@@ -180,7 +180,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
             let started = config.server.command.as_ref().map(|_| targets.sandbox.run_id.as_str());
             let headers = runner.headers_as(Caller::A);
             crate::session::progress::stage("http");
-            Some(http::collect(&runner.expand(url), headers, &configured, runner.timeout, started).await)
+            Some(http::collect(&runner.server_value(url), headers, &configured, runner.timeout, started).await)
         }
         _ => None,
     };

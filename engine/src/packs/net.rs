@@ -115,7 +115,10 @@ async fn reachable(url: &str, listener: &Listener) -> bool {
         };
         socket.bind(any.parse().ok()?).ok()?;
         let port = socket.local_addr().ok()?.port();
-        listener.own(port, true);
+        // Only a connection to the listener's port can be mistaken for the server's (any
+        // address: 0.0.0.0 and the machine's own addresses reach it too).
+        let to_listener = addr.port() == listener.port;
+        listener.own(port, to_listener);
         let stream = socket.connect(addr).await.ok();
         if stream.is_none() {
             listener.own(port, false);

@@ -39,10 +39,12 @@ pub(crate) struct PackBooks {
 }
 
 /// Starts and restarts the server for one run, and keeps what every start leaves.
-/// An environment value of the config: a `${VARIABLE}` is read from sealmark's own
-/// environment (the CLI refuses a run whose variable is unset); anything else as written.
+/// A server string of the config with each `${VARIABLE}` read from sealmark's own
+/// environment (the CLI refuses a run whose variable is unset; reports keep the reference).
 fn from_environment(value: &str) -> String {
-    crate::config::env_reference(value).and_then(|name| std::env::var(name).ok()).unwrap_or_else(|| value.to_string())
+    crate::config::ENV_REFERENCE
+        .replace_all(value, |c: &regex::Captures| std::env::var(&c[1]).unwrap_or_else(|_| c[0].to_string()))
+        .into_owned()
 }
 
 pub struct Runner<'a> {
@@ -103,6 +105,12 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// One of the server's own strings (command, args, env, url, headers): its
+    /// `${VARIABLE}`s read from the environment, then `expand`ed.
+    pub fn server_value(&self, s: &str) -> String {
+        self.expand(&from_environment(s))
+    }
+
     /// A config value with the role's database placeholders and the targets' filled in.
     pub fn expand(&self, s: &str) -> String {
         let s = self.vars.iter().fold(s.to_string(), |acc, (k, v)| acc.replace(k, v));
@@ -128,7 +136,7 @@ impl<'a> Runner<'a> {
                     .replace("{bearer}", own)
                     .replace("{bearer:a}", &self.targets.callers.a)
                     .replace("{bearer:b}", &self.targets.callers.b);
-                (k.clone(), self.expand(&v))
+                (k.clone(), self.server_value(&v))
             })
             .collect()
     }
@@ -144,7 +152,7 @@ impl<'a> Runner<'a> {
         let url = self.config.server.url.as_ref().ok_or("the server is not reached over HTTP")?;
         let exited = live.process.as_ref().map(|p| p.exited.clone());
         let mut session = Session::new(
-            Session::http(&self.expand(url), self.headers_as(caller), exited),
+            Session::http(&self.server_value(url), self.headers_as(caller), exited),
             self.timeout,
             self.scanner.clone(),
         );
@@ -188,7 +196,7 @@ impl<'a> Runner<'a> {
                 return Ok(self.live(Session::new(wire, self.timeout, self.scanner.clone()), Some(p)));
             }
             (Some(url), p) => {
-                let url = self.expand(url);
+                let url = self.server_value(url);
                 if let Some(p) = &p {
                     wait_until_listening(&url, p, self.timeout).await;
                 }

@@ -74,6 +74,11 @@ impl Listener {
     /// accepted; `false` takes that back when the connection failed.
     pub fn own(&self, port: u16, own: bool) {
         let mut log = self.log.lock().expect("listener log");
+        // Bounded: a port never accepted (a connect cut off by its timeout) is forgotten
+        // once the set is full.
+        if own && log.own.len() >= 256 {
+            log.own.clear();
+        }
         if own {
             log.own.insert(port);
         } else {

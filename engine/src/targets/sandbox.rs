@@ -16,26 +16,25 @@ const PASSED_THROUGH: [&str; 1] = ["LANG"];
 /// XDG variables say), and the name reports give it (never its path). None of these tools
 /// can use a cache read-only, so a server may add to it: the only writes outside the
 /// sandbox the harness arranges. `--no-package-caches` passes none.
-const PACKAGE_CACHES: [(&str, Base, &str, &str); 4] = [
+/// (uv's own Pythons are left out: interpreters every later server would run, shared
+/// with a server under test, are more than a cache.)
+const PACKAGE_CACHES: [(&str, Base, &str, &str); 3] = [
     ("npm_config_cache", Base::Home, ".npm", "npm cache"),
     ("UV_CACHE_DIR", Base::Cache, "uv", "uv cache"),
     ("PIP_CACHE_DIR", Base::Cache, "pip", "pip cache"),
-    ("UV_PYTHON_INSTALL_DIR", Base::Data, "uv/python", "uv's Pythons"),
 ];
 
 #[derive(Clone, Copy)]
 enum Base {
     Home,
     Cache,
-    Data,
 }
 
 /// The package caches that exist here: the variable, the directory, and its name.
 fn package_caches() -> Vec<(&'static str, PathBuf, &'static str)> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let xdg = |var: &str, fallback: &str| {
-        std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(fallback)))
-    };
+    let cache =
+        std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".cache")));
     PACKAGE_CACHES
         .iter()
         .filter_map(|(var, base, default, name)| {
@@ -44,8 +43,7 @@ fn package_caches() -> Vec<(&'static str, PathBuf, &'static str)> {
                 None => {
                     let base = match base {
                         Base::Home => home.clone(),
-                        Base::Cache => xdg("XDG_CACHE_HOME", ".cache"),
-                        Base::Data => xdg("XDG_DATA_HOME", ".local/share"),
+                        Base::Cache => cache.clone(),
                     }?;
                     base.join(default)
                 }
