@@ -19,9 +19,9 @@ COPY --from=uv /uv /uvx /usr/local/bin/
 COPY --from=build /src/target/release/sealmark /usr/local/bin/sealmark
 # The cache directories exist in the image so that a volume mounted on one is the user's.
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin sealmark \
-    && mkdir -p /home/sealmark/.npm /home/sealmark/.cache/uv /work \
-    && chown -R 10001 /home/sealmark /work
+    && mkdir -p /home/sealmark/.npm /home/sealmark/.cache/uv /reports \
+    && chown -R 10001 /home/sealmark /reports
 USER 10001
-WORKDIR /work
+WORKDIR /reports
 ENTRYPOINT ["sealmark"]
 CMD ["--help"]
