@@ -589,11 +589,7 @@ fn several_gate_code(c: &Combined, gate: Letter, ci: bool) -> u8 {
         match &e.record {
             Some(record) => code = code.max(gate_code(record, gate, ci, &format!("{}: ", e.name))),
             None => {
-                eprintln!(
-                    "sealmark: {}: no record: {}",
-                    e.name,
-                    e.error.as_deref().unwrap_or("the run did not finish")
-                );
+                eprintln!("sealmark: {}: no record: {}", e.name, e.why_none());
                 code = exit::USAGE;
             }
         }

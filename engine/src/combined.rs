@@ -43,6 +43,13 @@ pub struct ServerEntry {
     pub error: Option<String>,
 }
 
+impl ServerEntry {
+    /// Why there is no record (for an entry without one).
+    pub fn why_none(&self) -> &str {
+        self.error.as_deref().unwrap_or("the run did not finish")
+    }
+}
+
 impl PartialEq for Record {
     /// Records compare by their JSON: the record types hold floats nowhere, so this is
     /// exact, and it spares every nested type a derive it needs nowhere else.

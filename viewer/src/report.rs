@@ -59,10 +59,10 @@ pub fn view_server(record: Loaded, name: &str, baseline: Loaded) -> AnyView {
         Some(ServerEntry { record: Some(r), .. }) => {
             view! { {back} {view_loaded(Loaded::Record(Arc::new(r)), baseline)} }.into_any()
         }
-        Some(ServerEntry { error, .. }) => view! {
+        Some(entry) => view! {
             {back}
             <h1>{visible(name)}</h1>
-            <p class="problem" role="alert">{format!("No record: {}", visible(error.as_deref().unwrap_or("the run did not finish")))}</p>
+            <p class="problem" role="alert">{format!("No record: {}", visible(entry.why_none()))}</p>
         }
         .into_any(),
         None => view! {
@@ -97,7 +97,7 @@ fn Servers(combined: Arc<Combined>) -> impl IntoView {
                     .collect_view()
                     .into_any(),
                 None => {
-                    let why = format!("no record: {}", visible(e.error.as_deref().unwrap_or("the run did not finish")));
+                    let why = format!("no record: {}", visible(e.why_none()));
                     view! { <td class="problem" colspan=packs.len().max(1)>{why}</td> }.into_any()
                 }
             };

@@ -49,7 +49,7 @@ fn rows(c: &Combined, packs: &[Pack]) -> Vec<(String, Result<Vec<String>, String
         .map(|e| {
             let cells = match (&e.record, &e.error) {
                 (Some(r), _) => Ok(packs.iter().map(|p| cell(r, *p)).collect()),
-                (None, error) => Err(format!("no record: {}", error.as_deref().unwrap_or("the run did not finish"))),
+                (None, _) => Err(format!("no record: {}", e.why_none())),
             };
             (e.name.clone(), cells)
         })
@@ -108,19 +108,26 @@ pub fn table(c: &Combined) -> String {
 
 /// The text report: the table, then each server's report.
 pub fn text(c: &Combined, verbosity: u8) -> String {
+    let mut o = plain_sections(c, |r| text::section(r, verbosity), "\n");
+    let _ = writeln!(o, "{CLOSING_LINE}");
+    super::printable(o)
+}
+
+/// The heading and the table as plain text, then each server under `=== NAME ===`: its
+/// `body`, or why it has none (followed by `gap`).
+fn plain_sections(c: &Combined, body: impl Fn(&Record) -> String, gap: &str) -> String {
     let mut o = format!("{}\n\n", heading(c));
     o.push_str(&table(c));
     for e in &c.servers {
         let _ = writeln!(o, "\n=== {} ===\n", e.name);
         match &e.record {
-            Some(r) => o.push_str(&text::section(r, verbosity)),
+            Some(r) => o.push_str(&body(r)),
             None => {
-                let _ = writeln!(o, "No record: {}\n", e.error.as_deref().unwrap_or("the run did not finish"));
+                let _ = writeln!(o, "No record: {}{gap}", e.why_none());
             }
         }
     }
-    let _ = writeln!(o, "{CLOSING_LINE}");
-    super::printable(o)
+    o
 }
 
 /// The markdown report: the table, then each server's report under its name, its
@@ -152,7 +159,7 @@ pub fn markdown(c: &Combined) -> String {
                 }
             }
             None => {
-                let _ = writeln!(o, "No record: {}\n", md(e.error.as_deref().unwrap_or("the run did not finish")));
+                let _ = writeln!(o, "No record: {}\n", md(e.why_none()));
             }
         }
     }
@@ -162,17 +169,7 @@ pub fn markdown(c: &Combined) -> String {
 
 /// The summary: the table, then each server's summary.
 pub fn summary(c: &Combined) -> String {
-    let mut o = format!("{}\n\n", heading(c));
-    o.push_str(&table(c));
-    for e in &c.servers {
-        let _ = writeln!(o, "\n=== {} ===\n", e.name);
-        match &e.record {
-            Some(r) => o.push_str(&markdown::summary_body(r)),
-            None => {
-                let _ = writeln!(o, "No record: {}", e.error.as_deref().unwrap_or("the run did not finish"));
-            }
-        }
-    }
+    let mut o = plain_sections(c, markdown::summary_body, "");
     let _ = writeln!(o, "\nExit code: {}", markdown::EXIT_CODES);
     super::printable(o)
 }
@@ -186,7 +183,7 @@ pub fn junit(c: &Combined) -> String {
             Some(r) => all.add(junit::suites(r, &format!("{}.", e.name))),
             None => {
                 let name = super::badge::escape(&e.name);
-                let why = super::badge::escape(e.error.as_deref().unwrap_or("the run did not finish"));
+                let why = super::badge::escape(e.why_none());
                 all.add(junit::Suites {
                     xml: format!(
                         "  <testsuite name=\"{name}.sealmark\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n    <testcase classname=\"{name}.sealmark\" name=\"run\">\n      <error message=\"{why}\" type=\"no-record\"/>\n    </testcase>\n  </testsuite>\n"
