@@ -1,7 +1,8 @@
 //! The CI integration as CI runs it: `scripts/action-run` (the run step of action.yml and
 //! of the GitLab template) against toy servers, with the files GitHub gives a step; the
 //! SARIF it writes against the published 2.1.0 schema, and the job summary as
-//! GitHub-flavoured markdown.
+//! GitHub-flavoured markdown. The release workflow's archives against the names cargo
+//! binstall looks for, and the check that gates a release.
 
 mod common;
 
@@ -125,4 +126,104 @@ fn the_action_and_the_gitlab_template_run_that_step_and_gate_after_the_uploads()
         gitlab["sealmark"]["script"].as_sequence().unwrap().iter().filter_map(|s| s.as_str()).collect();
     assert!(script.iter().any(|s| s.contains("scripts/action-run")), "{script:?}");
     assert_eq!(gitlab["sealmark"]["artifacts"]["reports"]["junit"], "sealmark-report/sealmark-report.junit.xml");
+}
+
+/// The `sealmark` package as `cargo metadata` reads cli/Cargo.toml.
+fn package_metadata() -> serde_json::Value {
+    let o = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--locked"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    meta["packages"].as_array().unwrap().iter().find(|p| p["name"] == "sealmark").unwrap().clone()
+}
+
+#[test]
+fn a_release_builds_every_platform_and_names_its_archives_as_cargo_binstall_expects() {
+    let text = std::fs::read_to_string(repo().join(".github/workflows/release.yml")).unwrap();
+    let flow: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let tags = &flow["on"]["push"]["tags"][0];
+    assert!(tags.as_str().is_some_and(|t| t.starts_with('v')), "{tags:?}");
+    let create = flow["jobs"]["create-release"]["steps"].as_sequence().unwrap();
+    assert!(
+        create.iter().any(|s| s["run"].as_str().is_some_and(|r| r.starts_with("scripts/release-check "))),
+        "the release is gated by scripts/release-check"
+    );
+
+    let job = &flow["jobs"]["upload-assets"];
+    let targets: Vec<&str> = job["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "x86_64-apple-darwin", "aarch64-apple-darwin"]
+    );
+    let steps = job["steps"].as_sequence().unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("taiki-e/upload-rust-binary-action@")))
+        .expect("an upload step");
+    let with = &upload["with"];
+    assert_eq!(with["checksum"].as_str(), Some("sha256"));
+    assert_eq!(with["bin"].as_str(), Some("sealmark"));
+    assert_eq!(with["locked"].as_bool(), Some(true));
+    let grade =
+        steps.iter().position(|s| s["run"].as_str().is_some_and(|r| r.contains("scripts/demo"))).expect("a grade");
+    let upload_at = steps.iter().position(|s| s == upload).unwrap();
+    assert!(grade < upload_at, "each binary grades the toy server before it is attached");
+
+    // The archive the action names ($bin-$target, .tar.gz on these platforms) is the one
+    // binstall's template asks for, with the binary at its top.
+    let package = package_metadata();
+    let binstall = &package["metadata"]["binstall"];
+    assert_eq!(binstall["pkg-fmt"], "tgz");
+    assert_eq!(binstall["bin-dir"], "{ bin }{ binary-ext }");
+    for target in targets {
+        let archive = with["archive"].as_str().unwrap().replace("$bin", "sealmark").replace("$target", target);
+        let url = binstall["pkg-url"]
+            .as_str()
+            .unwrap()
+            .replace("{ repo }", "https://github.com/o/sealmark")
+            .replace("{ version }", package["version"].as_str().unwrap())
+            .replace("{ name }", "sealmark")
+            .replace("{ target }", target)
+            .replace("{ archive-suffix }", ".tar.gz");
+        assert_eq!(
+            url,
+            format!(
+                "https://github.com/o/sealmark/releases/download/v{}/{archive}.tar.gz",
+                package["version"].as_str().unwrap()
+            )
+        );
+    }
+}
+
+#[test]
+fn a_release_is_refused_for_a_tag_that_is_not_the_version_or_a_repository_not_named_in_cargo_toml() {
+    let version = package_metadata()["version"].as_str().unwrap().to_string();
+    let check = |tag: &str, repository: Option<&str>| {
+        let mut cmd = Command::new(repo().join("scripts/release-check"));
+        cmd.arg(tag).env_remove("GITHUB_REPOSITORY");
+        if let Some(r) = repository {
+            cmd.env("GITHUB_REPOSITORY", r);
+        }
+        cmd.output().unwrap()
+    };
+    let o = check(&format!("v{version}"), None);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let o = check("v99.0.0", None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("the tag is v99.0.0 but Cargo.toml's version is {version}")), "{err}");
+
+    let o = check(&format!("v{version}"), Some("someone/else"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("Set repository = \"https://github.com/someone/else\""), "{err}");
 }

@@ -46,6 +46,12 @@ pub fn disown(pid: i32) {
     OWNED.lock().expect("owned lock").remove(&pid);
 }
 
+/// Whether this OS shows the harness every process (/proc) and lets it adopt orphans.
+pub const PROCESS_TABLE: bool = cfg!(target_os = "linux");
+
+/// The gap every record of a run without a process table carries.
+pub const NO_PROCESS_TABLE: &str = "processes outside the server's process group: this OS has no /proc, so a descendant that leaves the group (setsid, a daemon) is neither found, reported nor killed, and http-bind cannot see the server's listening sockets";
+
 /// Makes sealmark the reaper of its orphaned descendants, so a server's child that
 /// leaves its session and scrubs its environment (`setsid env -i …`) is reparented to
 /// sealmark rather than to init, and is found. Linux only; elsewhere a no-op.
@@ -138,6 +144,33 @@ fn stop_strays() -> Vec<i32> {
         found.push(pid);
     }
     found
+}
+
+/// Kills every process below sealmark, stopping each first so that none forks while the
+/// tree is read, and names them: what a run killed mid-cleanup (a run of several, past its
+/// wind-down) left behind, reparented here because sealmark is their subreaper.
+pub fn kill_descendants() -> Vec<String> {
+    let me = std::process::id() as i32;
+    let below = descendants(&[me]);
+    for pid in &below {
+        // SAFETY: kill(2) on a pid just read; no memory is touched.
+        unsafe {
+            libc::kill(*pid, libc::SIGSTOP);
+        }
+    }
+    let mut killed = Vec::new();
+    for pid in descendants(&[me]) {
+        if alive(pid) {
+            killed.push(kill_named(pid, "left behind by a killed run"));
+        }
+    }
+    reap(&below);
+    killed
+}
+
+/// Whether `pid` is alive and not a zombie (for a process table; false without one).
+pub fn is_alive(pid: i32) -> bool {
+    alive(pid)
 }
 
 /// Collects the exit of each of `pids` that is sealmark's child (a stray reparented to

@@ -235,6 +235,9 @@ async fn transport_security(url: &str, timeout: Duration) -> Option<TlsObs> {
 
 /// The listening TCP addresses of every process carrying the run's marker.
 fn listening(run_id: &str) -> Result<Vec<String>, String> {
+    if !crate::children::PROCESS_TABLE {
+        return Err("the server's listening sockets are read from /proc, which this OS lacks".to_string());
+    }
     let pids = marked_pids(run_id);
     let Some(first) = pids.first() else { return Err("no process of the server is alive".to_string()) };
     let mut inodes = BTreeSet::new();

@@ -207,6 +207,9 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
 
     let mut gaps = std::mem::take(&mut runner.gaps);
     gaps.extend(config.keys_outside_sandbox());
+    if !crate::children::PROCESS_TABLE {
+        gaps.push(crate::children::NO_PROCESS_TABLE.to_string());
+    }
     let fs_ran = !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty();
     if fs_ran && config.runs_pack(Pack::Effects) {
         gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
