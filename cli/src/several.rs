@@ -18,8 +18,14 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
 
-/// How long the runs may take to clean up after a signal is passed on.
-const WIND_DOWN: Duration = Duration::from_secs(30);
+/// How long the runs may take to clean up after a signal is passed on:
+/// 30 s, or `SEALMARK_WIND_DOWN_MS` (the tests' way to reach what follows it).
+fn wind_down() -> Duration {
+    std::env::var("SEALMARK_WIND_DOWN_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(30), Duration::from_millis)
+}
 
 /// One server to run: its position under `servers:` and its name.
 #[derive(Debug, Clone)]
@@ -64,6 +70,11 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
         let mut tasks = tokio::task::JoinSet::new();
         for (position, p) in plan.iter().enumerate() {
             let out = scratch.path().join(format!("{}.json", p.index));
+            // Each run's sandbox goes under this directory, so that what a run killed
+            // mid-cleanup leaves is removed with it.
+            let tmp = scratch.path().join(format!("{}.tmp", p.index));
+            std::fs::create_dir(&tmp)
+                .map_err(|e| crate::usage_error(format!("cannot create a temporary directory: {e}")))?;
             let argv = child_args(args, config, &p.name, &out);
             let (exe, running, stopping, permits, p) =
                 (exe.clone(), running.clone(), stopping.clone(), permits.clone(), p.clone());
@@ -73,7 +84,7 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
                 let entry = if stopping.load(Ordering::SeqCst) {
                     entry(&p, Err("not started: sealmark was interrupted".to_string()))
                 } else {
-                    one(&exe, argv, &p, &out, &running, &progress).await
+                    one(&exe, argv, &tmp, &p, &out, &running, &progress).await
                 };
                 finished.fetch_add(1, Ordering::Relaxed);
                 (position, entry)
@@ -107,14 +118,29 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
                 libc::kill(*pid, signum);
             }
         }
-        if tokio::time::timeout(WIND_DOWN, &mut all).await.is_err() {
-            for pid in running.lock().expect("running lock").iter() {
-                eprintln!("sealmark: run {pid} did not end within {}s of {name}; killed", WIND_DOWN.as_secs());
+        let wind_down = wind_down();
+        if tokio::time::timeout(wind_down, &mut all).await.is_err() {
+            let killed: Vec<i32> = running.lock().expect("running lock").iter().copied().collect();
+            for pid in &killed {
+                eprintln!("sealmark: run {pid} did not end within {:?} of {name}; killed", wind_down);
                 // SAFETY: as above.
                 unsafe {
                     libc::kill(*pid, libc::SIGKILL);
                 }
             }
+            // What the killed runs had started (servers, Postgres) is reparented here, the
+            // subreaper, once they are gone: killed and named rather than left running.
+            let gone = tokio::time::timeout(Duration::from_secs(2), async {
+                while killed.iter().any(|pid| sealmark_engine::children::is_alive(*pid)) {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            });
+            let _ = gone.await;
+            for left in sealmark_engine::children::kill_descendants() {
+                eprintln!("sealmark: {left}");
+            }
+            // Their sandboxes are under this run's own temporary directory, removed below.
+            eprintln!("sealmark: removed the temporary directories of the killed run(s) with sealmark's own");
         }
         Err(code)
     })
@@ -141,6 +167,7 @@ fn entry(p: &Planned, outcome: Result<sealmark_engine::record::Record, String>) 
 async fn one(
     exe: &Path,
     argv: Vec<OsString>,
+    tmp: &Path,
     p: &Planned,
     out: &Path,
     running: &Running,
@@ -148,6 +175,7 @@ async fn one(
 ) -> ServerEntry {
     let spawned = tokio::process::Command::new(exe)
         .args(argv)
+        .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -280,6 +280,63 @@ fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
     assert!(scratch.sandbox_removed());
 }
 
+#[test]
+fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_sandbox_removed() {
+    let scratch = Scratch::new();
+    let cfg = scratch.path().join("stubborn.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "servers:\n  stubborn:\n    command: {}\n    args: [\"--mode\", \"ignore-sigterm\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n",
+            toy_server().display(),
+            scratch.tag
+        ),
+    )
+    .unwrap();
+    // The server's run is stopped (SIGSTOP) before the signal, so it cannot clean up in
+    // its wind-down and is killed with its server, which ignores SIGTERM, still up.
+    let child = std::process::Command::new(common::sealmark())
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .env("TMPDIR", scratch.path().join("tmp"))
+        .env("SEALMARK_WIND_DOWN_MS", "200")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while scratch.survivors().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!scratch.survivors().is_empty(), "the server never started");
+    let runs: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                == Some(child.id())
+        })
+        .collect();
+    assert_eq!(runs.len(), 1, "one run under sealmark: {runs:?}");
+    // SAFETY: signalling processes this test started.
+    unsafe {
+        libc::kill(runs[0], libc::SIGSTOP);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("did not end within 200ms of SIGTERM; killed"), "{err}");
+    assert!(
+        err.contains("sealmark: toy-server (left behind by a killed run; killed)"),
+        "{err} {:?}",
+        scratch.survivors()
+    );
+    assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
+    assert!(scratch.sandbox_removed());
+}
+
 /// sealmark run --from / init --from with the sample client files, the toy servers on PATH.
 fn from_fixture(scratch: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Output {
     let bins = toy_server().parent().unwrap().to_path_buf();
