@@ -39,9 +39,13 @@ fn folder(title: String, json: String) -> Vec<(&'static str, Vec<u8>)> {
         ("viewer.wasm", viewer.wasm.to_vec()),
         ("viewer-wasm.js", viewer.wasm_js.as_bytes().to_vec()),
         ("viewer.css", viewer.css.as_bytes().to_vec()),
+        ("favicon.svg", FAVICON.as_bytes().to_vec()),
         ("sealmark-report.json", json.into_bytes()),
     ]
 }
+
+/// The tab's icon: a shield.
+const FAVICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><path d=\"M8 1 2 3v5c0 3.5 2.6 6 6 7 3.4-1 6-3.5 6-7V3z\" fill=\"#1a7f37\"/></svg>\n";
 
 /// Starts the viewer. Over HTTP the module is fetched as it is (the smallest download);
 /// a page opened from file:// may not fetch, so there it arrives inside a script, and
@@ -73,6 +77,7 @@ fn page(title: &str, json: &str) -> String {
 <meta name="referrer" content="no-referrer">
 <title>sealmark report · {title}</title>
 <link rel="stylesheet" href="viewer.css">
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <noscript>This report needs JavaScript and WebAssembly; the record is sealmark-report.json beside this page.</noscript>

@@ -572,6 +572,13 @@ fn baselines_list_regressions_new_checks_and_drift() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("a different configuration (methodology 0.2)"), "{err}");
     assert!(err.contains("regression: tool-poisoning pass → fail"), "{err}");
+    // The grade that moved comes first; a baseline of another server is named as such.
+    assert!(err.contains("grade: core A → "), "{err}");
+    record["server"]["name"] = "Somebody Else".into();
+    std::fs::write(&base, record.to_string()).unwrap();
+    let out = scratch.run(&["run", "--config", poisoned.to_str().unwrap(), "--baseline", base.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: the baseline is a record of another server (Somebody Else "), "{err}");
 }
 
 /// --profile ci counts a pack that ran but could not be graded as a failure at the gate.

@@ -202,7 +202,7 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
     open(&mut b, &file_url(&toy.join("index.html")));
     b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     let page = b.text();
-    for want in ["step 4 3 of 4 points: 75%.", "so B is capped at D.", "step 9 Grade D.", "[response]"] {
+    for want in ["4. Percentage 3 of 4 points: 75%.", "so B is capped at D.", "Grade D.", "[response]"] {
         assert!(page.contains(want), "missing {want:?}:\n{page}");
     }
     b.screenshot("report");
@@ -238,6 +238,8 @@ fn records_open_from_a_url_the_picker_or_a_drop_and_compare_with_a_baseline() {
         open(&mut b, &format!("{base}/good/?record=../capped/sealmark-report.json&baseline=sealmark-report.json"));
     assert!(page.contains("Compared with the baseline"), "{page}");
     assert!(page.contains("regression: secret-echo pass → fail"), "{page}");
+    assert!(page.contains("grade: core A → D"), "the grade change is named: {page}");
+    assert!(page.contains(", from sealmark-report.json."), "the baseline is named: {page}");
     assert!(page.contains("Capped at D: a critical check failed; without the cap the grade would be B."), "{page}");
     b.eval("document.querySelector('.compare-table').open = true");
     let rows =
@@ -253,6 +255,8 @@ fn records_open_from_a_url_the_picker_or_a_drop_and_compare_with_a_baseline() {
     b.pick_files("#open-baseline", &[&good]);
     let page = b.wait_for_text("Compared with the baseline");
     assert!(page.contains("regression: secret-echo pass → fail"), "{page}");
+    let picked = good.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(page.contains(&format!(", from {picked}.")), "the picked file is named: {page}");
 
     // A drop anywhere on the page opens the dropped file as the record.
     let text = std::fs::read_to_string(&good).unwrap();
@@ -328,8 +332,9 @@ fn bad_records_get_a_message_and_hostile_ones_stay_text() {
 
     for url in [format!("{base}/good/?record=../hostile.json"), file_url(&out.join("index.html"))] {
         b.forget();
-        let page = open(&mut b, &url);
+        open(&mut b, &url);
         b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+        let page = b.text();
         let title = b.eval("document.title");
         assert!(title.as_str().unwrap().starts_with("sealmark report"), "a script ran: {title}");
         assert!(page.contains("<script>document.title='pwned'</script>\\u{200b}Evil"), "the name is text: {page}");
@@ -389,8 +394,10 @@ fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_pr
     );
     b.wait_for_text("Search: symlink");
     let hits = b.eval("[...document.querySelectorAll('.search-results a')].map(a => a.getAttribute('href'))");
-    assert_eq!(hits[0], "#/checks/fs-symlink-escape", "{hits}");
-    b.eval("document.querySelector('.search-results a').click()");
+    // The open record's check first, then its page in the reference.
+    assert_eq!(hits[0], "#/at/check-fs-symlink-escape", "{hits}");
+    assert_eq!(hits[1], "#/checks/fs-symlink-escape", "{hits}");
+    b.eval("document.querySelectorAll('.search-results a')[1].click()");
     b.wait_for("document.querySelector('.check-page h1 code')?.innerText === 'fs-symlink-escape'");
 
     // Keyboard: the first stop is the skip link, and it lands in the content.
@@ -509,5 +516,153 @@ fn the_main_command_prints_the_report_and_writes_one_that_opens() {
     for line in cli_grade_lines(&text) {
         assert!(squash(&page).contains(&line), "{line} in the page:\n{page}");
     }
+    assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
+}
+
+/// The capped toy server's record (core: three passes and a critical fail), published.
+fn capped_folder(scratch: &Scratch) -> PathBuf {
+    let cfg = scratch.config_named("capped", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "");
+    let dir = scratch.path().join("capped");
+    publish(scratch, &cfg, &dir);
+    dir
+}
+
+/// Publishes `record` (JSON) as its own folder beside the scratch's others.
+fn republish(scratch: &Scratch, name: &str, record: &serde_json::Value) -> PathBuf {
+    let path = scratch.path().join(format!("{name}.json"));
+    std::fs::write(&path, record.to_string()).unwrap();
+    let dir = scratch.path().join(name);
+    sealmark_in(
+        scratch,
+        &["run", "--replay", path.to_str().unwrap(), "--format", "html", "--out-dir", dir.to_str().unwrap()],
+    );
+    dir
+}
+
+#[test]
+fn the_summary_band_shows_the_grades_the_checks_give_with_bars_chips_filters_and_links() {
+    let scratch = Scratch::new();
+    let dir = capped_folder(&scratch);
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("sealmark-report.json")).unwrap()).unwrap();
+    // Edited to claim an A above a critical fail, with and without the observations that
+    // would let the viewer re-judge the checks: the letter shown is the checks', always.
+    let mut tampered = rec.clone();
+    tampered["packs"]["core"]["grade"]["letter"] = "A".into();
+    tampered["packs"]["core"]["grade"]["capped"] = false.into();
+    let mut bare = tampered.clone();
+    bare.as_object_mut().unwrap().remove("observations");
+    let mut b = Browser::launch();
+    for (name, doc) in [("tampered", &tampered), ("bare", &bare)] {
+        // --replay re-grades what it reads, so the edit goes into the published copy.
+        let folder = republish(&scratch, name, &rec);
+        std::fs::write(folder.join("sealmark-report.json"), doc.to_string()).unwrap();
+        let base = serve(scratch.path().to_path_buf());
+        b.forget();
+        let page = open(&mut b, &format!("{base}/{name}/?record=sealmark-report.json"));
+        let card = b.eval(
+            "(() => { const c = document.querySelector('.grade-card[data-pack=core]');
+               return [c.querySelector('.letter').textContent, c.classList.contains('tampered'),
+                       c.querySelector('.tampered-note').textContent]; })()",
+        );
+        assert_eq!(card[0], "D", "{name}: the card shows the checks' letter: {card}");
+        assert_eq!(card[1], true, "{name}: {card}");
+        assert!(
+            card[2].as_str().unwrap().starts_with("The record says A (3/4 points, 75%); its checks give D"),
+            "{name}: {card}"
+        );
+        assert!(page.contains("PACK core GRADE D (3/4 points, 75%)"), "{name}: the heading too:\n{page}");
+    }
+
+    b.forget();
+    let page = open(&mut b, &file_url(&dir.join("index.html")));
+    assert!(page.contains("STANDARD") && page.contains(" s · sealmark "), "the run line: {page}");
+    assert!(page.contains("Not graded: db ("), "{page}");
+    assert_eq!(b.eval("document.querySelectorAll('.tampered, .tampered-note').length"), 0);
+    // The bar is the formula's counts; the chips name the notices and lead to the rule.
+    let core = b.eval(
+        "(() => { const c = document.querySelector('.grade-card[data-pack=core]'); const s = c.querySelector('svg.bar');
+           return [s.dataset.pass, s.dataset.part, s.dataset.fail, s.dataset.criticalFail, s.dataset.excluded,
+                   c.querySelector('.points').textContent,
+                   [...c.querySelectorAll('.notices a')].map(a => a.textContent + ' ' + a.getAttribute('href'))]; })()",
+    );
+    assert_eq!(
+        core,
+        serde_json::json!(["3", "0", "0", "1", "0", "3/4 points", ["capped at D #/methodology/critical-cap"]])
+    );
+    let svg = b.eval("document.querySelector('svg.badge title').textContent");
+    assert_eq!(svg, "sealmark: core D · fs A · effects A", "the CLI's badge words");
+    assert!(page.contains("What to fix (1)"), "{page}");
+
+    // Filters: one verdict at a time, each chip with its count.
+    let chips = b.eval("[...document.querySelectorAll('.filters button')].map(b => b.textContent)");
+    assert_eq!(chips[1], "fail 1", "{chips}");
+    b.eval("document.querySelector('.filters button.fail').click()");
+    let shown = b.eval("[...document.querySelectorAll('li.check')].filter(l => !l.hidden).map(l => l.classList[1])");
+    assert_eq!(shown, serde_json::json!(["fail"]));
+    b.eval("document.querySelector('.filters button.all').click()");
+    let hidden = b.eval("[...document.querySelectorAll('li.check')].filter(l => l.hidden).length");
+    assert_eq!(hidden, 0);
+    // Passes and n/a are folded away until asked for.
+    let folded = b.eval("[...document.querySelectorAll('details.quiet')].every(d => !d.open && d.querySelector('li.check.pass, li.check.na'))");
+    assert_eq!(folded, true);
+
+    // A deep link scrolls to its check and focuses it; a card click names its pack in
+    // the URL and the title; Back returns to where the reader was.
+    b.forget();
+    b.goto(&format!("{}#/at/check-secret-echo", file_url(&dir.join("index.html"))));
+    b.wait_for("document.activeElement && document.activeElement.id === 'check-secret-echo'");
+    let seen = b.eval("(() => { const r = document.getElementById('check-secret-echo').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; })()");
+    assert_eq!(seen, true);
+    assert!(
+        b.eval("document.title").as_str().unwrap().starts_with("sealmark report · Server A 1.0.0 · check secret-echo")
+    );
+    b.eval("document.querySelector('.grade-card[data-pack=fs] a.card-link').click()");
+    b.wait_for("location.hash === '#/at/pack-fs' && document.activeElement.id === 'pack-fs'");
+    assert!(b.eval("document.title").as_str().unwrap().ends_with("· pack fs"));
+    let y = b.eval("scrollY").as_f64().unwrap();
+    assert!(y > 0.0, "scrolled to the pack");
+    b.eval("location.hash = '#/checks/fs-read-escape'");
+    b.wait_for("document.title === 'sealmark · fs-read-escape'");
+    b.eval("history.back()");
+    b.wait_for("location.hash === '#/at/pack-fs' && document.querySelector('#pack-fs')");
+    b.wait_for(&format!("Math.abs(scrollY - {y}) < 2"));
+
+    // Search covers the record: a tool it classified, a check by its id.
+    for (query, want) in [("secret-echo", "#/at/check-secret-echo"), ("read_file", "#/at/classification-h")] {
+        b.eval(&format!(
+            "(() => {{ const s = document.querySelector('input.search'); s.value = '{query}';
+               s.dispatchEvent(new Event('input', {{ bubbles: true }})); }})()"
+        ));
+        b.wait_for("document.querySelector('.search-results li a')");
+        let first = b.eval("document.querySelector('.search-results li a').getAttribute('href')");
+        assert_eq!(first, want, "{query}");
+    }
+    b.eval("(() => { const s = document.querySelector('input.search'); s.value = ''; s.dispatchEvent(new Event('input', { bubbles: true })); })()");
+
+    // One h1 on every page; no horizontal scroll at a phone's width or a laptop's.
+    let mut places: Vec<String> =
+        vec!["#/".into(), "#/checks".into(), "#/packs".into(), "#/checks/fs-read-escape".into()];
+    places.extend(
+        ["methodology", "grades", "observers", "sandbox", "configuration", "cli", "changelog", "safety"]
+            .map(|p| format!("#/{p}")),
+    );
+    for width in [390, 1280] {
+        b.call(
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({ "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 500 }),
+        );
+        for place in &places {
+            b.eval(&format!("location.hash = '{place}'"));
+            b.wait_for(&format!("location.hash === '{place}' && document.querySelector('main h1')"));
+            b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+            let fit =
+                b.eval("[document.querySelectorAll('h1').length, document.documentElement.scrollWidth <= innerWidth]");
+            assert_eq!(fit, serde_json::json!([1, true]), "{place} at {width}px: [h1s, fits]");
+        }
+        b.eval("location.hash = '#/'");
+        b.screenshot(&format!("band-{width}"));
+    }
+    b.call("Emulation.clearDeviceMetricsOverride", serde_json::json!({}));
     assert!(b.exceptions().is_empty(), "{:?}", b.exceptions());
 }

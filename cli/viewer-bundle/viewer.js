@@ -207,12 +207,12 @@ let wasm_bindgen;
 
     let WASM_VECTOR_LEN = 0;
 
-    function wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb(arg0, arg1, arg2) {
-        wasm.wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb(arg0, arg1, arg2);
+    function wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1) {
+        wasm.wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1);
     }
 
-    function wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1) {
-        wasm.wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a(arg0, arg1);
+    function wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2) {
+        wasm.wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2);
     }
 
     function wasm_bindgen__convert__closures_____invoke__h353eca18a60ff64e(arg0, arg1, arg2, arg3) {
@@ -480,6 +480,10 @@ let wasm_bindgen;
             const ret = arg0.createComment(getStringFromWasm0(arg1, arg2));
             return ret;
         };
+        imports.wbg.__wbg_createElementNS_e7c12bbd579529e2 = function() { return handleError(function (arg0, arg1, arg2, arg3, arg4) {
+            const ret = arg0.createElementNS(arg1 === 0 ? undefined : getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
+            return ret;
+        }, arguments) };
         imports.wbg.__wbg_createElement_da4ed2b219560fc6 = function() { return handleError(function (arg0, arg1, arg2) {
             const ret = arg0.createElement(getStringFromWasm0(arg1, arg2));
             return ret;
@@ -523,6 +527,9 @@ let wasm_bindgen;
             const ret = arg0.firstElementChild;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         };
+        imports.wbg.__wbg_focus_075aa7edf5861098 = function() { return handleError(function (arg0, arg1) {
+            arg0.focus(arg1);
+        }, arguments) };
         imports.wbg.__wbg_focus_220a53e22147dc0f = function() { return handleError(function (arg0) {
             arg0.focus();
         }, arguments) };
@@ -549,6 +556,10 @@ let wasm_bindgen;
             const ret = Reflect.get(arg0, arg1);
             return ret;
         }, arguments) };
+        imports.wbg.__wbg_hasAttribute_af746bd1e7f1b334 = function(arg0, arg1, arg2) {
+            const ret = arg0.hasAttribute(getStringFromWasm0(arg1, arg2));
+            return ret;
+        };
         imports.wbg.__wbg_hash_979a7861415bf1f8 = function() { return handleError(function (arg0, arg1) {
             const ret = arg1.hash;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -647,6 +658,10 @@ let wasm_bindgen;
             getDataViewMemory0().setInt32(arg0 + 4 * 1, len1, true);
             getDataViewMemory0().setInt32(arg0 + 4 * 0, ptr1, true);
         };
+        imports.wbg.__wbg_new_1ba21ce319a06297 = function() {
+            const ret = new Object();
+            return ret;
+        };
         imports.wbg.__wbg_new_df1173567d5ff028 = function(arg0, arg1) {
             const ret = new Error(getStringFromWasm0(arg0, arg1));
             return ret;
@@ -704,6 +719,10 @@ let wasm_bindgen;
             const ret = arg0.querySelectorAll(getStringFromWasm0(arg1, arg2));
             return ret;
         }, arguments) };
+        imports.wbg.__wbg_querySelector_15a92ce6bed6157d = function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = arg0.querySelector(getStringFromWasm0(arg1, arg2));
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        }, arguments) };
         imports.wbg.__wbg_queueMicrotask_9b549dfce8865860 = function(arg0) {
             const ret = arg0.queueMicrotask;
             return ret;
@@ -736,6 +755,10 @@ let wasm_bindgen;
         imports.wbg.__wbg_scrollTo_c18d69ba522ef774 = function(arg0, arg1, arg2) {
             arg0.scrollTo(arg1, arg2);
         };
+        imports.wbg.__wbg_scrollY_559107419fb2470d = function() { return handleError(function (arg0) {
+            const ret = arg0.scrollY;
+            return ret;
+        }, arguments) };
         imports.wbg.__wbg_search_856af82f9dccb2ef = function() { return handleError(function (arg0, arg1) {
             const ret = arg1.search;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -765,6 +788,12 @@ let wasm_bindgen;
         };
         imports.wbg.__wbg_set_nodeValue_997d7696f2c5d4bd = function(arg0, arg1, arg2) {
             arg0.nodeValue = arg1 === 0 ? undefined : getStringFromWasm0(arg1, arg2);
+        };
+        imports.wbg.__wbg_set_prevent_scroll_a59c9fbfc01b3d7c = function(arg0, arg1) {
+            arg0.preventScroll = arg1 !== 0;
+        };
+        imports.wbg.__wbg_set_title_68ffc586125a93b4 = function(arg0, arg1, arg2) {
+            arg0.title = getStringFromWasm0(arg1, arg2);
         };
         imports.wbg.__wbg_static_accessor_GLOBAL_769e6b65d6557335 = function() {
             const ret = typeof global === 'undefined' ? null : global;
@@ -829,19 +858,19 @@ let wasm_bindgen;
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_99cb529472f11aaa = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 451, function: Function { arguments: [Externref], shim_idx: 299, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb);
+        imports.wbg.__wbindgen_cast_506eae648e588b20 = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [], shim_idx: 21, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_b106d89d16a07a4e = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 19, function: Function { arguments: [NamedExternref("Event")], shim_idx: 299, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h32dfdd8f586d6c73, wasm_bindgen__convert__closures_____invoke__h8904a04b23787acb);
+        imports.wbg.__wbindgen_cast_53be9bdda32eef58 = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 313, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_e114b3846cf4f177 = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 19, function: Function { arguments: [], shim_idx: 20, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h32dfdd8f586d6c73, wasm_bindgen__convert__closures_____invoke__hd9cc95b9749c905a);
+        imports.wbg.__wbindgen_cast_b17d0fa22791609a = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 464, function: Function { arguments: [Externref], shim_idx: 313, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
         imports.wbg.__wbindgen_init_externref_table = function() {

@@ -2,7 +2,7 @@
 //! tool-surface drift. Pure, so the CLI (`--baseline`) and the viewer apply one rule.
 
 use crate::model::Verdict;
-use crate::record::Record;
+use crate::record::{PackStatus, Record};
 use std::fmt::Write;
 
 /// What changed between a baseline record and the current one.
@@ -21,6 +21,11 @@ pub struct Comparison {
     pub other_methodology: Option<String>,
     /// Tools whose description or input schema changed, or that came or went.
     pub drift: Vec<String>,
+    /// The baseline's server (`name version`), when it is not the current record's name:
+    /// the two records are of different servers.
+    pub other_server: Option<String>,
+    /// Packs whose grade changed: (pack, baseline's, current's), `–` for not graded.
+    pub grades: Vec<(String, String, String)>,
 }
 
 /// How good a verdict is; `None` for n/a, which is never compared.
@@ -55,6 +60,24 @@ pub fn compare(baseline: &Record, current: &Record) -> Comparison {
             }
         }
     }
+    if baseline.server.name != current.server.name {
+        out.other_server = Some(format!("{} {}", baseline.server.name, baseline.server.version));
+    }
+    let letter = |r: &Record, pack: &str| {
+        r.packs
+            .get(pack)
+            .and_then(|p| p.grade.as_ref().filter(|_| p.status == PackStatus::Graded))
+            .map_or("–".to_string(), |g| g.display_letter())
+    };
+    for pack in crate::model::Pack::ALL.map(|p| p.id()) {
+        if !baseline.packs.contains_key(pack) && !current.packs.contains_key(pack) {
+            continue;
+        }
+        let (before, now) = (letter(baseline, pack), letter(current, pack));
+        if before != now {
+            out.grades.push((pack.to_string(), before, now));
+        }
+    }
     let (old_tools, new_tools) = (&baseline.server.surface, &current.server.surface);
     for t in new_tools {
         match old_tools.iter().find(|o| o.name == t.name) {
@@ -82,6 +105,15 @@ impl Comparison {
     /// The comparison as the text the CLI prints.
     pub fn render(&self) -> String {
         let mut o = String::from("Compared with the baseline:\n");
+        if let Some(other) = &self.other_server {
+            let _ = writeln!(
+                o,
+                "  warning: the baseline is a record of another server ({other}); the two are not the same server's runs"
+            );
+        }
+        for (pack, before, now) in &self.grades {
+            let _ = writeln!(o, "  grade: {pack} {before} → {now}");
+        }
         match (&self.other_methodology, self.different_config) {
             (Some(m), _) => {
                 let _ = writeln!(
@@ -115,6 +147,23 @@ impl Comparison {
 mod tests {
     use super::*;
     use crate::sample::{capped, provisional};
+
+    #[test]
+    fn grade_changes_come_first_and_another_server_is_named() {
+        let base = capped();
+        let mut now = capped();
+        now.server.name = "Other".into();
+        let core = now.packs.get_mut("core").unwrap().grade.as_mut().unwrap();
+        core.letter = crate::grading::Letter::A;
+        let cmp = compare(&base, &now);
+        assert_eq!(cmp.other_server.as_deref(), Some(&*format!("{} {}", base.server.name, base.server.version)));
+        assert_eq!(cmp.grades, vec![("core".to_string(), "D".to_string(), "A".to_string())]);
+        let text = cmp.render();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].starts_with("  warning: the baseline is a record of another server"), "{text}");
+        assert_eq!(lines[2], "  grade: core D → A", "{text}");
+        assert!(compare(&base, &capped()).grades.is_empty());
+    }
 
     #[test]
     fn worse_verdicts_are_regressions_and_new_checks_never_are() {

@@ -2,6 +2,7 @@
 //! record's checks by the grading code the CLI uses, so what is explained is what ran.
 
 use crate::assemble::pack_inputs;
+use crate::glance::Rule;
 use crate::grading::{Outcome, grade};
 use crate::model::{Pack, Verdict, Weight};
 use crate::record::{CheckResult, PackResult, PackStatus, Record};
@@ -33,15 +34,16 @@ pub fn worst_first<'a>(record: &'a Record, pack: &str) -> Vec<&'a CheckResult> {
     checks
 }
 
-/// One step of the formula, as words.
+/// One line of a pack's math: the formula's rule it applies, in the methodology's
+/// words, or (`None`) the letter that results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
-    /// The methodology's step this is (1–9).
-    pub step: u8,
+    pub rule: Option<Rule>,
     pub text: String,
 }
 
-/// The steps that turn a pack's verdicts into its letter (empty for a pack without checks).
+/// The lines that turn a pack's verdicts into its letter, in the methodology's order of
+/// rules, the letter last (empty for a pack without checks).
 pub fn grade_math(record: &Record, pack: &str) -> Vec<Step> {
     let inputs = pack_inputs(pack, &record.checks);
     if inputs.is_empty() {
@@ -49,46 +51,53 @@ pub fn grade_math(record: &Record, pack: &str) -> Vec<Step> {
     }
     let label = |id: &str| record.checks.iter().find(|c| c.id == id).map_or(id.to_string(), |c| c.label.clone());
     let mut steps = Vec::new();
-    let mut say = |step: u8, text: String| steps.push(Step { step, text });
+    let mut say = |rule: Option<Rule>, text: String| steps.push(Step { rule, text });
     let advisory: Vec<String> = inputs.iter().filter(|i| i.weight == Weight::Advisory).map(|i| label(i.id)).collect();
-    say(
-        1,
-        if advisory.is_empty() {
-            "No advisory check: every check below counts.".to_string()
-        } else {
-            format!("Advisory, shown and never counted: {}.", advisory.join("; "))
-        },
-    );
     let counted: Vec<_> = inputs.iter().filter(|i| i.weight != Weight::Advisory).collect();
+    say(Some(Rule::Counted), format!("{} of the pack's {} check(s) count.", counted.len(), inputs.len()));
     for i in &counted {
         let critical = if i.weight == Weight::Critical { " (critical)" } else { "" };
-        let text = match i.verdict {
-            Verdict::Pass => format!("{}{critical}: pass, 1 point of 1.", label(i.id)),
-            Verdict::Part => format!("{}{critical}: part, 0.5 points of 1.", label(i.id)),
-            Verdict::Fail => format!("{}{critical}: fail, 0 points of 1.", label(i.id)),
+        let (rule, text) = match i.verdict {
+            Verdict::Pass => (Rule::Scored, format!("{}{critical}: pass, 1 point of 1.", label(i.id))),
+            Verdict::Part => (Rule::Scored, format!("{}{critical}: part, 0.5 points of 1.", label(i.id))),
+            Verdict::Fail => (Rule::Scored, format!("{}{critical}: fail, 0 points of 1.", label(i.id))),
             Verdict::Inconclusive => {
-                format!("{}{critical}: inconclusive, left out of the denominator.", label(i.id))
+                (Rule::Excluded, format!("{}{critical}: inconclusive, left out of the denominator.", label(i.id)))
             }
-            Verdict::Na => format!("{}{critical}: not applicable, left out of the denominator.", label(i.id)),
+            Verdict::Na => {
+                (Rule::Excluded, format!("{}{critical}: not applicable, left out of the denominator.", label(i.id)))
+            }
         };
-        say(if matches!(i.verdict, Verdict::Inconclusive | Verdict::Na) { 8 } else { 2 }, text);
+        say(Some(rule), text);
     }
+    say(
+        Some(Rule::Advisory),
+        if advisory.is_empty() {
+            "No advisory check.".to_string()
+        } else {
+            format!("Shown and never counted: {}.", advisory.join("; "))
+        },
+    );
+    let mut last = None;
     match grade(pack, &inputs) {
-        Outcome::NotGraded { reason, .. } => say(3, format!("Nothing was scored, so no letter is given: {reason}.")),
+        Outcome::NotGraded { reason, .. } => {
+            say(Some(Rule::NoLetter), format!("Nothing was scored, so no letter is given: {reason}."))
+        }
         Outcome::Graded(g) => {
-            say(4, format!("{} of {} points: {}%.", g.points, g.scored, g.pct));
+            say(Some(Rule::Percentage), format!("{} of {} points: {}%.", g.points, g.scored, g.pct));
             say(
-                5,
+                Some(Rule::Bands),
                 format!("{}% falls in band {} (A from 90%, B from 75%, C from 60%, D from 45%, else F).", g.pct, g.raw),
             );
-            if g.capped {
+            let cap = if g.capped {
                 let fails: Vec<String> = g.critical_fails.iter().map(|id| label(id)).collect();
-                say(6, format!("A critical check failed ({}), so {} is capped at D.", fails.join("; "), g.raw));
+                format!("A critical check failed ({}), so {} is capped at D.", fails.join("; "), g.raw)
             } else if !g.critical_fails.is_empty() {
-                say(6, format!("A critical check failed, but {} is not above D, so the cap changes nothing.", g.raw));
+                format!("A critical check failed, but {} is not above D, so the cap changes nothing.", g.raw)
             } else {
-                say(6, "No critical check failed: no cap.".to_string());
-            }
+                "No critical check failed: no cap.".to_string()
+            };
+            say(Some(Rule::CriticalCap), cap);
             if g.provisional {
                 let open: Vec<String> = counted
                     .iter()
@@ -96,7 +105,7 @@ pub fn grade_math(record: &Record, pack: &str) -> Vec<Step> {
                     .map(|i| label(i.id))
                     .collect();
                 say(
-                    7,
+                    Some(Rule::Provisional),
                     format!(
                         "A critical check could not be measured ({}), so the grade is provisional ({}) and may drop once it can.",
                         open.join("; "),
@@ -105,13 +114,16 @@ pub fn grade_math(record: &Record, pack: &str) -> Vec<Step> {
                 );
             }
             let recorded = record.packs.get(pack).and_then(|p| p.grade.as_ref()).map(|r| r.display_letter());
-            let mut last = format!("Grade {}.", g.display_letter());
+            let mut text = format!("Grade {}.", g.display_letter());
             if let Some(r) = recorded.filter(|r| *r != g.display_letter()) {
-                last.push_str(&format!(" The record says {r}: it was graded by another formula."));
+                text.push_str(&format!(" The record says {r}: it was graded by another formula."));
             }
-            say(9, last);
+            last = Some(text);
         }
     }
+    // The methodology's order (stable, so each rule's lines keep theirs), the letter last.
+    steps.sort_by_key(|s| s.rule);
+    steps.extend(last.map(|text| Step { rule: None, text }));
     steps
 }
 
@@ -123,18 +135,21 @@ mod tests {
     #[test]
     fn a_capped_pack_explains_its_cap_and_a_provisional_one_why() {
         let rec = capped();
+        let math = grade_math(&rec, "core");
         let core: Vec<String> =
-            grade_math(&rec, "core").into_iter().map(|s| format!("{} {}", s.step, s.text)).collect();
-        assert!(core.iter().any(|l| l == "4 2.5 of 4 points: 62.5%."), "{core:#?}");
-        assert!(core.iter().any(|l| l.starts_with("5 62.5% falls in band C")), "{core:#?}");
+            math.iter().map(|s| format!("{}: {}", s.rule.map_or("Result", Rule::name), s.text)).collect();
+        assert!(core.iter().any(|l| l == "Percentage: 2.5 of 4 points: 62.5%."), "{core:#?}");
+        assert!(core.iter().any(|l| l.starts_with("Bands: 62.5% falls in band C")), "{core:#?}");
         assert!(
-            core.iter()
-                .any(|l| l
-                    == "6 A critical check failed (No environment secret echoed in responses), so C is capped at D."),
+            core.iter().any(|l| l
+                == "Critical cap: A critical check failed (No environment secret echoed in responses), so C is capped at D."),
             "{core:#?}"
         );
-        assert!(core.iter().any(|l| l.starts_with("1 Advisory, shown and never counted:")), "{core:#?}");
-        assert_eq!(core.last().unwrap(), "9 Grade D.");
+        assert!(core.iter().any(|l| l.starts_with("Advisory: Shown and never counted:")), "{core:#?}");
+        assert_eq!(core.last().unwrap(), "Result: Grade D.");
+        // One list in the methodology's order: the rules never go back.
+        let rules: Vec<Rule> = math.iter().filter_map(|s| s.rule).collect();
+        assert!(rules.windows(2).all(|w| w[0] <= w[1]), "{rules:?}");
         let net: Vec<String> = grade_math(&rec, "net").into_iter().map(|s| s.text).collect();
         assert!(net.iter().any(|l| l.contains("so the grade is provisional (A*)")), "{net:#?}");
         assert!(grade_math(&rec, "git").is_empty());

@@ -13,6 +13,7 @@ pub mod combined;
 pub mod compare;
 pub mod config;
 pub mod explain;
+pub mod glance;
 pub mod grading;
 pub mod judge;
 pub mod model;

@@ -29,6 +29,10 @@ fn main() {
     mount_to_body(App);
 }
 
+/// Where the open baseline came from (its path or file name), for the comparison to name.
+#[derive(Clone, Copy)]
+pub struct BaselineFrom(pub RwSignal<String>);
+
 /// A record slot: the record, a message about it, or nothing yet.
 #[derive(Clone)]
 pub enum Loaded {
@@ -95,6 +99,8 @@ fn App() -> impl IntoView {
     let route = RwSignal::new(current_route());
     let query = RwSignal::new(String::new());
     let index = Arc::new(search::index());
+    let baseline_from = RwSignal::new(String::new());
+    provide_context(BaselineFrom(baseline_from));
 
     if let Some(path) = param("record") {
         load_url(record, path, parse);
@@ -103,6 +109,7 @@ fn App() -> impl IntoView {
         mark_rendered();
     }
     if let Some(path) = param("baseline") {
+        baseline_from.set(path.clone());
         load_url(baseline, path, parse_baseline);
     }
 
@@ -119,18 +126,51 @@ fn App() -> impl IntoView {
             }
         }
     });
+    // Where each place was scrolled to when it was left, so Back returns there.
+    let scrolled: StoredValue<std::collections::HashMap<String, f64>> = StoredValue::new(Default::default());
+    let left = StoredValue::new(route.get_untracked().href());
     Effect::new(move |_| {
-        let anchor = route.get().anchor();
+        let here = route.get();
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let y = w.scroll_y().unwrap_or(0.0);
+            scrolled.update_value(|m| {
+                m.insert(left.get_value(), y);
+            });
+        }
+        left.set_value(here.href());
+        let back_to = scrolled.with_value(|m| m.get(&here.href()).copied());
+        let anchor = here.anchor();
+        let title = page_title(&here, record.get_untracked());
         set_timeout(
             move || {
-                let doc = web_sys::window().and_then(|w| w.document());
-                match anchor.and_then(|a| doc.and_then(|d| d.get_element_by_id(&a))) {
-                    Some(el) => el.scroll_into_view(),
-                    None => web_sys::window().into_iter().for_each(|w| w.scroll_to_with_x_and_y(0.0, 0.0)),
+                let Some(w) = web_sys::window() else { return };
+                let doc = w.document();
+                if let Some(d) = &doc {
+                    d.set_title(&title);
+                }
+                let target = anchor.and_then(|a| doc.as_ref().and_then(|d| d.get_element_by_id(&a)));
+                match (target, back_to) {
+                    (Some(el), _) => {
+                        el.scroll_into_view();
+                        focus(&el);
+                    }
+                    (None, Some(y)) => w.scroll_to_with_x_and_y(0.0, y),
+                    (None, None) => {
+                        w.scroll_to_with_x_and_y(0.0, 0.0);
+                        if let Some(h1) = doc.and_then(|d| d.query_selector("main h1").ok().flatten()) {
+                            focus(&h1);
+                        }
+                    }
                 }
             },
             Duration::ZERO,
         );
+    });
+    // The report is drawn once per record, not again for each place in it.
+    let view_of = Memo::new(move |_| match route.get() {
+        Route::At(_) => Route::Report,
+        other => other,
     });
 
     let on_drop = move |ev: leptos::ev::DragEvent| {
@@ -155,7 +195,7 @@ fn App() -> impl IntoView {
             let r = route.get();
             let same = match (&r, &to) {
                 (Route::Check(_), Route::Checks) => true,
-                (Route::Server(_), Route::Report) => true,
+                (Route::Server(_) | Route::At(_), Route::Report) => true,
                 (Route::Page(a, _), Route::Page(b, _)) => a == b,
                 (Route::Packs(_), Route::Packs(_)) => true,
                 (a, b) => a == b,
@@ -177,8 +217,8 @@ fn App() -> impl IntoView {
                 <input
                     type="search"
                     class="search"
-                    placeholder="Search checks and pages"
-                    aria-label="Search the checks and the pages"
+                    placeholder="Search the record, checks and pages"
+                    aria-label="Search the open record, the checks and the pages"
                     prop:value=move || query.get()
                     on:input=move |ev| query.set(event_target_value(&ev))
                 />
@@ -188,10 +228,18 @@ fn App() -> impl IntoView {
             {move || {
                 let q = query.get();
                 if !q.trim().is_empty() {
-                    return site::SearchResults(site::SearchResultsProps { index: index.clone(), query: q }).into_any();
+                    let index = match record.get_untracked() {
+                        Loaded::Record(r) => {
+                            let mut all = search::record_entries(&r);
+                            all.extend(index.iter().cloned());
+                            Arc::new(all)
+                        }
+                        _ => index.clone(),
+                    };
+                    return site::SearchResults(site::SearchResultsProps { index, query: q }).into_any();
                 }
-                match route.get() {
-                    Route::Report => view! {
+                match view_of.get() {
+                    Route::Report | Route::At(_) => view! {
                         <OpenBar record=record baseline=baseline/>
                         {move || report::view_loaded(record.get(), baseline.get())}
                     }
@@ -212,6 +260,40 @@ fn App() -> impl IntoView {
     }
 }
 
+/// Moves keyboard focus to `el` without scrolling again (it is made focusable first).
+fn focus(el: &web_sys::Element) {
+    if !el.has_attribute("tabindex") {
+        let _ = el.set_attribute("tabindex", "-1");
+    }
+    if let Ok(el) = el.clone().dyn_into::<web_sys::HtmlElement>() {
+        let options = web_sys::FocusOptions::new();
+        options.set_prevent_scroll(true);
+        let _ = el.focus_with_options(&options);
+    }
+}
+
+/// The browser tab's title for a place: the report's names its server (and pack or check).
+fn page_title(route: &Route, record: Loaded) -> String {
+    let server = match &record {
+        Loaded::Record(r) => format!(
+            " · {} {}",
+            sealmark_engine::text::visible(&r.server.name),
+            sealmark_engine::text::visible(&r.server.version)
+        ),
+        Loaded::Several(c) => format!(" · {} servers", c.servers.len()),
+        _ => String::new(),
+    };
+    match route {
+        Route::Report => format!("sealmark report{server}"),
+        Route::At(id) => format!("sealmark report{server} · {}", id.replacen('-', " ", 1)),
+        Route::Server(name) => format!("sealmark report · {}", sealmark_engine::text::visible(name)),
+        Route::Packs(_) => "sealmark · Packs".to_string(),
+        Route::Checks => "sealmark · Checks".to_string(),
+        Route::Check(id) => format!("sealmark · {id}"),
+        Route::Page(p, _) => format!("sealmark · {}", p.title()),
+    }
+}
+
 /// Open a record or a baseline from disk; drop a file anywhere to open it as the record.
 #[component]
 fn OpenBar(record: RwSignal<Loaded>, baseline: RwSignal<Loaded>) -> impl IntoView {
@@ -225,7 +307,13 @@ fn OpenBar(record: RwSignal<Loaded>, baseline: RwSignal<Loaded>) -> impl IntoVie
             <label>
                 "Compare with a baseline "
                 <input type="file" id="open-baseline" accept=".json,application/json"
-                    on:change=move |ev| load_file(baseline, picked(&ev), parse_baseline)/>
+                    on:change=move |ev| {
+                        let file = picked(&ev);
+                        if let (Some(f), Some(from)) = (&file, use_context::<BaselineFrom>()) {
+                            from.0.set(f.name());
+                        }
+                        load_file(baseline, file, parse_baseline)
+                    }/>
             </label>
             <span class="hint">"or drop a record anywhere on this page. Nothing leaves your browser."</span>
         </section>

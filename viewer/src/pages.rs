@@ -2,7 +2,7 @@
 //! our own text, so they become markup; nothing a server wrote ever goes through here.
 
 use crate::route::Page;
-use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 
 /// The markdown of a page.
 pub fn source(page: Page) -> &'static str {
@@ -82,30 +82,62 @@ pub fn sections(markdown: &str) -> Vec<Section> {
     out
 }
 
-/// The page as HTML, every heading with its anchor.
+/// The page as HTML, every heading with its anchor, and every item of a numbered list
+/// that is led by a term in bold with the term's (the grading formula's rules).
 pub fn to_html(markdown: &str) -> String {
     let mut slugs = sections(markdown).into_iter().map(|s| s.slug);
-    let events = Parser::new_ext(markdown, options()).map(|ev| match ev {
-        Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
-            let id = slugs.next().map(CowStr::from);
-            Event::Start(Tag::Heading { level: demote(level), id, classes, attrs })
-        }
-        Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(demote(level))),
-        other => other,
-    });
+    let events: Vec<Event> = Parser::new_ext(markdown, options()).collect();
+    let terms = term_anchors(&events);
+    let mut out_events = Vec::with_capacity(events.len());
+    for (at, ev) in events.into_iter().enumerate() {
+        out_events.push(match ev {
+            Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
+                let id = slugs.next().map(CowStr::from);
+                Event::Start(Tag::Heading { level, id, classes, attrs })
+            }
+            Event::Start(Tag::Item) => match terms.iter().find(|(i, _)| *i == at) {
+                Some((_, id)) => Event::Html(CowStr::from(format!("<li id=\"{id}\">"))),
+                None => Event::Start(Tag::Item),
+            },
+            other => other,
+        });
+    }
     let mut out = String::new();
-    html::push_html(&mut out, events);
+    html::push_html(&mut out, out_events.into_iter());
     out
 }
 
-/// The page's own `#` title sits under the viewer's heading: one level down.
-fn demote(level: HeadingLevel) -> HeadingLevel {
-    match level {
-        HeadingLevel::H1 => HeadingLevel::H2,
-        HeadingLevel::H2 => HeadingLevel::H3,
-        HeadingLevel::H3 => HeadingLevel::H4,
-        _ => HeadingLevel::H5,
+/// The anchors of a page's terms: each item of a numbered list whose text begins with a
+/// bold term, by the position of its start event; a term that repeats keeps its first.
+pub fn term_anchors(events: &[Event]) -> Vec<(usize, String)> {
+    let mut numbered = Vec::new();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for (at, ev) in events.iter().enumerate() {
+        match ev {
+            Event::Start(Tag::List(first)) => numbered.push(first.is_some()),
+            Event::End(TagEnd::List(_)) => {
+                numbered.pop();
+            }
+            Event::Start(Tag::Item) if numbered.last() == Some(&true) => {
+                let mut next = events[at + 1..].iter().skip_while(|e| matches!(e, Event::Start(Tag::Paragraph)));
+                if let (Some(Event::Start(Tag::Strong)), Some(Event::Text(term))) = (next.next(), next.next()) {
+                    let id = slug(term);
+                    if !id.is_empty() && !found.iter().any(|(_, f)| *f == id) {
+                        found.push((at, id));
+                    }
+                }
+            }
+            _ => {}
+        }
     }
+    found
+}
+
+/// The term anchors of a page, for the test of links that aim at them.
+#[cfg(test)]
+fn terms(markdown: &str) -> Vec<String> {
+    let events: Vec<Event> = Parser::new_ext(markdown, options()).collect();
+    term_anchors(&events).into_iter().map(|(_, id)| id).collect()
 }
 
 #[cfg(test)]
@@ -120,8 +152,19 @@ mod tests {
         assert_eq!((s[0].slug.as_str(), s[0].text.trim()), ("grading-formula", "Points: pass is 1."));
         assert_eq!(s[1].slug, "the-exit-gate-fail-under");
         let html = to_html(md);
-        assert!(html.contains(r#"<h2 id="grading-formula">"#), "{html}");
-        assert!(html.contains(r#"<h3 id="the-exit-gate-fail-under">"#), "{html}");
+        // The page's own title is its one h1.
+        assert!(html.contains(r#"<h1 id="grading-formula">"#), "{html}");
+        assert!(html.contains(r#"<h2 id="the-exit-gate-fail-under">"#), "{html}");
+    }
+
+    #[test]
+    fn each_rule_of_the_grading_formula_is_an_anchor_of_the_methodology() {
+        let html = to_html(source(Page::Methodology));
+        for rule in sealmark_engine::glance::Rule::ALL {
+            assert!(html.contains(&format!("<li id=\"{}\">", rule.anchor())), "{} has no anchor", rule.name());
+        }
+        let sections: Vec<String> = sections(source(Page::Methodology)).into_iter().map(|s| s.slug).collect();
+        assert!(terms(source(Page::Methodology)).iter().all(|t| !sections.contains(t)), "a term shadows a section");
     }
 
     #[test]
@@ -158,11 +201,16 @@ mod tests {
                     None => target.starts_with("https://") || target.starts_with("http://"),
                     Some(_) => match Route::parse(target) {
                         Route::Report => target == "#/",
+                        // A place in the open record: no page can know it is there.
+                        Route::At(_) => false,
                         Route::Packs(None) | Route::Checks => true,
                         Route::Packs(Some(p)) => sealmark_engine::model::Pack::from_id(&p).is_some(),
                         Route::Check(id) => sealmark_engine::registry::CHECKS.iter().any(|c| c.id == id),
                         Route::Page(_, None) => true,
-                        Route::Page(to, Some(section)) => sections(source(to)).iter().any(|s| s.slug == section),
+                        Route::Page(to, Some(section)) => {
+                            sections(source(to)).iter().any(|s| s.slug == section)
+                                || terms(source(to)).contains(&section)
+                        }
                         // A server of the open record: no page can know it exists.
                         Route::Server(_) => false,
                     },

@@ -9,7 +9,8 @@ use leptos::prelude::*;
 use sealmark_engine::combined::{Combined, ServerEntry};
 use sealmark_engine::compare::compare;
 use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first};
-use sealmark_engine::model::Pack;
+use sealmark_engine::glance::{self, Distrust, PackGlance};
+use sealmark_engine::model::{Pack, Verdict, VerifiedBy};
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
 use sealmark_engine::rederive::{Agreement, Rederived, rederive, rejudge};
 use sealmark_engine::registry;
@@ -120,22 +121,40 @@ fn Servers(combined: Arc<Combined>) -> impl IntoView {
     }
 }
 
-/// A letter's class for its colour: `grade-a` … `grade-f`, or `grade-none`.
-fn grade_class(res: &PackResult) -> String {
-    match (&res.grade, res.status) {
-        (Some(g), PackStatus::Graded) => format!("grade-card grade-{}", g.letter.to_string().to_lowercase()),
-        _ => "grade-card grade-none".to_string(),
-    }
-}
-
 #[component]
 fn Comparison(baseline: Arc<Record>, current: Arc<Record>) -> impl IntoView {
-    let lines: Vec<String> = compare(&baseline, &current).render().lines().map(|l| visible(l.trim())).collect();
+    let cmp = compare(&baseline, &current);
+    let from = use_context::<crate::BaselineFrom>().map(|f| f.0.get_untracked()).unwrap_or_default();
+    let named = format!(
+        "Baseline: {} {}, run {}{}{}.",
+        visible(&baseline.server.name),
+        visible(&baseline.server.version),
+        visible(&baseline.started_at),
+        if from.is_empty() { String::new() } else { format!(", from {}", visible(&from)) },
+        if cmp.different_config { " — another configuration" } else { "" },
+    );
+    // The CLI's lines, grade changes and any warning first; the tool-surface drift folded.
+    let (drift, lines): (Vec<String>, Vec<String>) =
+        cmp.render().lines().skip(1).map(|l| visible(l.trim())).partition(|l| l.starts_with("tool-surface drift: "));
+    let other = cmp.other_server.as_ref().map(|o| {
+        view! { <p class="problem" role="alert">{format!(
+            "These are records of different servers: the baseline is {}, this record is {} {}.",
+            visible(o), visible(&current.server.name), visible(&current.server.version)
+        )}</p> }
+    });
     let rows = compare_rows(&baseline, &current);
     view! {
         <section class="compare" aria-labelledby="compare-h">
             <h2 id="compare-h">"Compared with the baseline"</h2>
-            <ul class="compare-lines">{lines.into_iter().skip(1).map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            <p class="meta baseline-named">{named}</p>
+            {other}
+            <ul class="compare-lines">{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            {(!drift.is_empty()).then(|| view! {
+                <details class="drift">
+                    <summary>{format!("tool-surface drift ({})", drift.len())}</summary>
+                    <ul>{drift.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+                </details>
+            })}
             <details class="compare-table">
                 <summary>"Every check, side by side"</summary>
                 <table>
@@ -160,23 +179,24 @@ fn Comparison(baseline: Arc<Record>, current: Arc<Record>) -> impl IntoView {
 }
 
 /// What the viewer's own judges made of the record: the checks it shows are theirs,
-/// each with how the stored result compares.
+/// each with how the stored result compares, and every grade is the one its checks give.
 struct Judged {
     record: Arc<Record>,
     /// Per check id, how it compares; `Err` when the record has no observations to judge.
     rederived: Result<Vec<Rederived>, String>,
+    /// Stored grades and weights the checks contradict.
+    distrust: Distrust,
 }
 
 impl Judged {
     fn of(stored: Arc<Record>) -> Judged {
-        match rederive(&stored) {
-            Ok(list) => {
-                let mut mine = (*stored).clone();
-                rejudge(&mut mine, &list);
-                Judged { record: Arc::new(mine), rederived: Ok(list) }
-            }
-            Err(why) => Judged { record: stored, rederived: Err(why) },
+        let mut mine = (*stored).clone();
+        let rederived = rederive(&stored);
+        if let Ok(list) = &rederived {
+            rejudge(&mut mine, list);
         }
+        let distrust = glance::regrade_distrusting(&stored, &mut mine);
+        Judged { record: Arc::new(mine), rederived, distrust }
     }
 
     fn agreement(&self, id: &str) -> Option<Agreement> {
@@ -249,38 +269,14 @@ fn Report(record: Arc<Record>) -> impl IntoView {
     let judged = Arc::new(Judged::of(stored.clone()));
     let band = rederivation_band(&judged, &stored);
     let r = judged.record.clone();
-    let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
-    let packs: Vec<(Pack, PackResult)> =
-        Pack::ALL.into_iter().filter_map(|p| r.packs.get(p.id()).map(|res| (p, res.clone()))).collect();
-    let cards = packs
-        .iter()
-        .map(|(p, res)| {
-            let p = *p;
-            let letter = match (&res.grade, res.status) {
-                (Some(g), PackStatus::Graded) => g.display_letter(),
-                _ => "–".to_string(),
-            };
-            let label = format!("pack {}: {}", p.id(), pack_verdict(res));
-            view! {
-                <li class=grade_class(res)>
-                    <a href=format!("#pack-{}", p.id()) aria-label=label
-                        on:click=move |ev| scroll_to(ev, &format!("pack-{}", p.id()))>
-                        <span class="letter">{letter}</span>
-                        <span class="pack-name">{p.id()}</span>
-                    </a>
-                </li>
-            }
-        })
-        .collect_view();
-    let sections = packs.into_iter().map(|(p, res)| pack_section(&judged, p, &res)).collect_view();
+    let glances = glance::packs(&r);
+    let filter = RwSignal::new(None::<Verdict>);
+    let sections = glances.iter().map(|g| pack_section(&judged, g.pack, filter)).collect_view();
     let server = &r.server;
     let transport_line = match &server.url {
         Some(url) => format!("{} · {}", server.transport, visible(url)),
         None => format!("{} · {}", server.transport, visible(&server.command)),
     };
-    let badge =
-        format!("{} ({})", if r.badge.eligible { "eligible" } else { "not eligible" }, visible(&r.badge.reason));
-    let custom = sealmark_engine::render::custom_lines(&r);
     let sandbox = {
         let sb = &r.sandbox;
         let cleaned = if sb.kept {
@@ -296,37 +292,27 @@ fn Report(record: Arc<Record>) -> impl IntoView {
         "coverage: {} ({} of {} tools reached with a valid call)",
         r.coverage.level, r.coverage.tools_called_valid, r.coverage.tools_total
     );
+    let weights = weight_band(&judged.distrust);
     view! {
         <article class="report">
             <header class="report-head">
-                <h1>
+                <h1 tabindex="-1">
                     <span class="server-name">{visible(&server.name)}</span>" "
                     <span class="server-version">{visible(&server.version)}</span>
                 </h1>
-                <p class="meta">
-                    {format!("sealmark {} · ", r.sealmark.version)}
-                    <a href=Route::Page(Page::Methodology, None).href()>{format!("methodology {}", r.sealmark.methodology)}</a>
-                    " · "
-                    <a href=Route::Page(Page::Methodology, Some("candidate-checks-and-packs".into())).href()>
-                        <strong class="profile">{profile}</strong>
-                    </a>
-                    " · config.hash " <code class="hash">{r.config.hash.clone()}</code>
-                </p>
-                {(!custom.is_empty()).then(|| view! {
-                    <ul class="custom-diff" aria-label="Why this run is CUSTOM">
-                        {custom.into_iter().map(|l| view! { <li>{visible(&l)}</li> }).collect_view()}
-                    </ul>
-                })}
+                <RunLine record=r.clone()/>
                 <p class="meta">{transport_line}" · "
                     <a href=Route::Page(Page::Environment, None).href()>"env"</a>" hidden as reports show it · "
                     <a href=Route::Page(Page::Sandbox, None).href()>"sandbox"</a>{format!(" {sandbox}")}
+                    " · "{coverage}
                 </p>
-                <p class="meta">
-                    <a href=Route::Page(Page::Badge, None).href()>"badge"</a>{format!(": {badge} · ")}{coverage}
-                </p>
-                <ul class="grade-cards" aria-label="Grades">{cards}</ul>
+                <Badge record=r.clone()/>
+                {weights}
+                <Band glances=glances.clone() distrust=judged.distrust.clone()/>
                 {band}
             </header>
+            <ToFix record=r.clone()/>
+            <Filters record=r.clone() filter=filter/>
             {sections}
             <Classification record=r.clone()/>
             <section class="not-covered" aria-labelledby="not-covered-h">
@@ -336,64 +322,359 @@ fn Report(record: Arc<Record>) -> impl IntoView {
                 </p>
                 <ul>{r.not_covered.iter().map(|l| view! { <li>{visible(l)}</li> }).collect_view()}</ul>
             </section>
+            <Legend/>
         </article>
     }
 }
 
-/// In-page jumps without touching the fragment (which holds the route).
-fn scroll_to(ev: leptos::ev::MouseEvent, id: &str) {
-    ev.prevent_default();
-    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
-        el.scroll_into_view();
+/// When, how long, what produced it, and whether the profile was the standard one (and
+/// why not); a link to the record itself where the page has one.
+#[component]
+fn RunLine(record: Arc<Record>) -> impl IntoView {
+    let r = record;
+    let profile = if r.config.standard { "STANDARD" } else { "CUSTOM" };
+    let custom = sealmark_engine::render::custom_lines(&r);
+    let when = format!("{} · {:.1} s", visible(&r.started_at), r.duration_ms as f64 / 1000.0);
+    let json =
+        crate::load::param("record").or_else(|| crate::load::embedded().map(|_| "sealmark-report.json".to_string()));
+    view! {
+        <p class="meta run-line">
+            {when}" · "{format!("sealmark {} · ", r.sealmark.version)}
+            <a href=Route::Page(Page::Methodology, None).href()>{format!("methodology {}", r.sealmark.methodology)}</a>
+            " · "
+            <a href=Route::Page(Page::Methodology, Some("candidate-checks-and-packs".into())).href()>
+                <strong class="profile">{profile}</strong>
+            </a>
+            " · config.hash " <code class="hash">{r.config.hash.clone()}</code>
+            {json.map(|href| view! { " · "<a class="record-json" href=href>"the record (JSON)"</a> })}
+        </p>
+        {(!custom.is_empty()).then(|| view! {
+            <ul class="custom-diff" aria-label="Why this run is CUSTOM">
+                {custom.into_iter().map(|l| view! { <li>{visible(&l)}</li> }).collect_view()}
+            </ul>
+        })}
     }
 }
 
-fn pack_section(judged: &Judged, p: Pack, res: &PackResult) -> impl IntoView + use<> {
+/// The badge the CLI writes (`--format badge`), drawn from the same words as SVG
+/// elements, so nothing in the record becomes markup.
+#[component]
+fn Badge(record: Arc<Record>) -> impl IntoView {
+    let b = sealmark_engine::render::badge::badge_text(&record);
+    let fill = sealmark_engine::render::badge::fill(b.color);
+    let width = |t: &str| 10 + 7 * t.chars().count();
+    let (lw, mw) = (width(b.label), width(&b.message));
+    let text = format!("{}: {}", b.label, b.message);
+    view! {
+        <p class="badge-line">
+            <a href=Route::Page(Page::Badge, None).href() title="What the badge says and when a run earns one">
+                <svg xmlns="http://www.w3.org/2000/svg" class="badge" width=lw + mw height="20" role="img" aria-label=text.clone()>
+                    <title>{text.clone()}</title>
+                    <rect width=lw height="20" fill="#555"></rect>
+                    <rect x=lw width=mw height="20" fill=fill></rect>
+                    <g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">
+                        <text x=lw / 2 y="14">{b.label}</text>
+                        <text x=lw + mw / 2 y="14">{b.message.clone()}</text>
+                    </g>
+                </svg>
+            </a>
+            <span class="meta">{format!(" {}", if record.badge.eligible { "eligible" } else { "not eligible" })}
+                {format!(": {}", visible(&record.badge.reason))}</span>
+        </p>
+    }
+}
+
+/// A standard run's checks stored with weights the registry does not give them.
+fn weight_band(distrust: &Distrust) -> Option<AnyView> {
+    (!distrust.weights.is_empty()).then(|| {
+        let lines: Vec<String> = distrust
+            .weights
+            .iter()
+            .map(|w| format!("{}: stored as {:?}, the registry's weight is {:?}", visible(&w.id), w.stored, w.registry))
+            .collect();
+        view! {
+            <div class="mismatch-band weights" role="alert">
+                <p><strong>"Checks of a standard run carry weights the registry does not give them."</strong>
+                   " They are graded with the registry's."</p>
+                <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            </div>
+        }
+        .into_any()
+    })
+}
+
+/// Per graded pack: the letter its checks give, the points, a bar of its verdicts and
+/// the notices on it; the packs not graded in one line after.
+#[component]
+fn Band(glances: Vec<PackGlance>, distrust: Distrust) -> impl IntoView {
+    let (graded, not): (Vec<PackGlance>, Vec<PackGlance>) = glances.into_iter().partition(|g| g.graded());
+    let not_graded: Vec<String> = not
+        .iter()
+        .map(|g| format!("{} ({})", g.pack.id(), visible(g.reason.as_deref().unwrap_or("does not apply"))))
+        .collect();
+    // A stored letter for a pack its checks do not grade is named here, as on a card.
+    let lost: Vec<String> = not
+        .iter()
+        .filter_map(|g| distrust.grade(g.pack.id()))
+        .map(|m| format!("{}: the record says {}; its checks give {}.", m.pack, visible(&m.stored), m.recomputed))
+        .collect();
+    let cards = graded
+        .into_iter()
+        .map(|g| {
+            let mismatch = distrust.grade(g.pack.id()).cloned();
+            pack_card(g, mismatch)
+        })
+        .collect_view();
+    view! {
+        <ul class="grade-cards" aria-label="Grades">{cards}</ul>
+        {(!not_graded.is_empty()).then(|| view! {
+            <p class="meta not-graded">{format!("Not graded: {}.", not_graded.join("; "))}</p>
+        })}
+        {lost.into_iter().map(|l| view! { <p class="tampered-note" role="alert">{l}</p> }).collect_view()}
+    }
+}
+
+fn pack_card(g: PackGlance, mismatch: Option<glance::GradeMismatch>) -> impl IntoView {
+    let id = g.pack.id();
+    let grade = g.grade.clone().expect("a graded pack has a grade");
+    let letter = grade.display_letter();
+    let class = format!(
+        "grade-card grade-{}{}",
+        grade.letter.to_string().to_lowercase(),
+        if mismatch.is_some() { " tampered" } else { "" }
+    );
+    let label = format!(
+        "pack {id}: {}",
+        pack_verdict(&PackResult { status: g.status, grade: Some(grade.clone()), reason: None })
+    );
+    let notices = g
+        .notices
+        .iter()
+        .map(|n| {
+            let (page, section) = n.explained_at();
+            let href = if section.is_empty() { format!("#/{page}") } else { format!("#/{page}/{section}") };
+            view! { <a class=format!("chip notice {}", n.label().replace(' ', "-")) href=href>{n.label()}</a> }
+        })
+        .collect_view();
+    let warning = mismatch.map(|m| {
+        view! {
+            <p class="tampered-note" role="alert">{format!(
+                "The record says {}; its checks give {}.", visible(&m.stored), m.recomputed
+            )}</p>
+        }
+    });
+    view! {
+        <li class=class data-pack=id>
+            <a class="card-link" href=Route::At(format!("pack-{id}")).href() aria-label=label>
+                <span class="letter">{letter}</span>
+                <span class="pack-name">{id}</span>
+            </a>
+            <span class="points">{format!("{}/{} points", grade.points, grade.scored)}</span>
+            {bar(&g)}
+            <span class="notices">{notices}</span>
+            {warning}
+        </li>
+    }
+}
+
+/// The pack's counted checks as one bar: pass, part, critical fail, fail, excluded.
+fn bar(g: &PackGlance) -> impl IntoView + use<> {
+    let total = g.counted().max(1) as f64;
+    let parts = [
+        ("pass", g.pass, "pass"),
+        ("part", g.part, "part"),
+        ("critical-fail", g.critical_fail, "critical fail"),
+        ("fail", g.fail, "fail"),
+        ("excluded", g.excluded, "not scored"),
+    ];
+    let mut x = 0.0;
+    let rects = parts
+        .into_iter()
+        .filter(|(_, n, _)| *n > 0)
+        .map(|(class, n, word)| {
+            let w = 100.0 * f64::from(n) / total;
+            let at = x;
+            x += w;
+            view! {
+                <rect class=format!("seg {class}") x=format!("{at:.2}") width=format!("{w:.2}") height="8">
+                    <title>{format!("{n} {word}")}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    let text = format!(
+        "{} pass, {} part, {} fail ({} critical), {} not scored",
+        g.pass,
+        g.part,
+        g.fail + g.critical_fail,
+        g.critical_fail,
+        g.excluded
+    );
+    let label = text.clone();
+    view! {
+        <svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label=label
+            data-pass=g.pass data-part=g.part data-fail=g.fail data-critical-fail=g.critical_fail data-excluded=g.excluded>
+            <title>{text}</title>
+            {rects}
+        </svg>
+    }
+}
+
+/// Every counted check that failed or partly passed, across packs, with its fix.
+#[component]
+fn ToFix(record: Arc<Record>) -> impl IntoView {
+    let rows: Vec<(String, String, String, &'static str, &'static str)> = glance::to_fix(&record)
+        .into_iter()
+        .map(|(c, fix)| (c.id.clone(), visible(&c.label), c.pack.clone(), c.verdict.tag(), fix))
+        .collect();
+    (!rows.is_empty()).then(|| {
+        view! {
+            <section class="to-fix" aria-labelledby="to-fix-h">
+                <h2 id="to-fix-h">{format!("What to fix ({})", rows.len())}</h2>
+                <ol>
+                    {rows.into_iter().map(|(id, label, pack, tag, fix)| view! {
+                        <li>
+                            <span class="verdict">{tag}</span>" "
+                            <a href=Route::At(format!("check-{id}")).href()>{label}</a>
+                            <span class="muted">{format!(" · {pack} · {}", visible(&id))}</span>
+                            <div class="fix">{fix}</div>
+                        </li>
+                    }).collect_view()}
+                </ol>
+            </section>
+        }
+    })
+}
+
+/// Chips that show only the checks of one verdict, each with its count.
+#[component]
+fn Filters(record: Arc<Record>, filter: RwSignal<Option<Verdict>>) -> impl IntoView {
+    let count = |v: Verdict| record.checks.iter().filter(|c| c.verdict == v).count();
+    let all = record.checks.len();
+    let chip = move |v: Option<Verdict>, word: &'static str, n: usize| {
+        let pressed = move || (filter.get() == v).to_string();
+        view! {
+            <button type="button" class=format!("filter {}", v.map_or("all", Verdict::id)) aria-pressed=pressed
+                on:click=move |_| filter.set(v)>{format!("{word} {n}")}</button>
+        }
+    };
+    view! {
+        <nav class="filters" aria-label="Show checks by verdict">
+            {chip(None, "all", all)}
+            {[(Verdict::Fail, "fail"), (Verdict::Part, "part"), (Verdict::Inconclusive, "inconclusive"), (Verdict::Pass, "pass"), (Verdict::Na, "n/a")]
+                .into_iter()
+                .map(|(v, word)| chip(Some(v), word, count(v)))
+                .collect_view()}
+        </nav>
+    }
+}
+
+/// What the verdict tags and the `verifiedBy` kinds mean.
+#[component]
+fn Legend() -> impl IntoView {
+    let verdicts = [
+        (Verdict::Pass, "the defence held, and an observation proves it"),
+        (Verdict::Part, "half a point: it held in part"),
+        (Verdict::Fail, "the flaw was shown"),
+        (Verdict::Inconclusive, "nothing proved either way; left out of the grade"),
+        (Verdict::Na, "does not apply to this server; left out of the grade"),
+    ];
+    view! {
+        <section class="legend" aria-labelledby="legend-h">
+            <h2 id="legend-h">"Legend"</h2>
+            <dl class="facts">
+                {verdicts.into_iter().map(|(v, says)| view! {
+                    <dt><span class=format!("verdict {}", v.id())>{v.tag()}</span></dt><dd>{says}</dd>
+                }).collect_view()}
+                {VerifiedBy::ALL.into_iter().map(|k| view! {
+                    <dt><a class="vb" href=Route::Page(Page::Observers, Some(k.id().to_string())).href()>{format!("[{}]", k.id())}</a></dt>
+                    <dd>{k.describe()}</dd>
+                }).collect_view()}
+            </dl>
+        </section>
+    }
+}
+
+fn pack_section(judged: &Judged, p: Pack, filter: RwSignal<Option<Verdict>>) -> impl IntoView + use<> {
     let r = &judged.record;
+    let res = r.packs.get(p.id()).cloned().expect("a pack of the record");
     let kind = pack_kind(p).map(|k| format!(" · {k}"));
-    let verdict = pack_verdict(res);
+    let verdict = pack_verdict(&res);
     let capped = res
         .grade
         .as_ref()
         .filter(|g| g.capped && res.status == PackStatus::Graded)
         .map(|g| format!("Capped at D: a critical check failed; without the cap the grade would be {}.", g.raw));
+    let tampered = judged.distrust.grade(p.id()).map(|m| {
+        view! { <p class="tampered-note" role="alert">{format!(
+            "The record says {}; its checks give {}.", visible(&m.stored), m.recomputed
+        )}</p> }
+    });
     let checks: Vec<(CheckResult, Option<Agreement>)> =
         worst_first(r, p.id()).into_iter().map(|c| (c.clone(), judged.agreement(&c.id))).collect();
     let rederived = checks.iter().filter(|(_, a)| a.is_some()).count();
-    let math: Vec<(u8, String)> = grade_math(r, p.id()).into_iter().map(|s| (s.step, s.text)).collect();
+    let (quiet, loud): (Vec<_>, Vec<_>) =
+        checks.into_iter().partition(|(c, _)| matches!(c.verdict, Verdict::Pass | Verdict::Na));
+    let quiet_count = quiet.len();
+    let math = grade_math(r, p.id());
     let pack_link = Route::Packs(Some(p.id().to_string())).href();
     view! {
-        <section class="pack" id=format!("pack-{}", p.id()) aria-labelledby=format!("pack-h-{}", p.id())>
+        <section class="pack" id=format!("pack-{}", p.id()) tabindex="-1" aria-labelledby=format!("pack-h-{}", p.id())>
             <h2 id=format!("pack-h-{}", p.id())>
                 <a href=pack_link class="pack-link">{format!("PACK {}", p.id())}</a>" "
                 <span class="grade">{verdict}</span>{kind}
             </h2>
+            {tampered}
             {capped.map(|c| view! { <p class="capped">{c}</p> })}
             <ul class="checks">
-                {checks.into_iter().map(|(c, a)| view! { <CheckLine check=c agreement=a/> }).collect_view()}
+                {loud.into_iter().map(|(c, a)| view! { <CheckLine check=c agreement=a filter=filter/> }).collect_view()}
             </ul>
-            {(!math.is_empty()).then(|| view! {
-                <details class="math">
-                    <summary>"How this grade was computed"</summary>
-                    <p class="math-source">"The formula, with worked examples: "
-                        <a href=Route::Page(Page::Grades, None).href()>"Grades"</a>"."</p>
-                    <ol>
-                        {math.into_iter().map(|(step, text)| view! {
-                            <li><span class="step">{format!("step {step}")}</span>" "{text}</li>
-                        }).collect_view()}
-                    </ol>
-                    <p class="math-source">{match rederived {
-                        0 => "The verdicts are the record's stored ones.".to_string(),
-                        n => format!("The {n} verdict(s) were re-derived from {} by this viewer's judges.", observed_in(p.id())),
-                    }}</p>
+            {(quiet_count > 0).then(|| view! {
+                <details class="quiet" prop:open=move || matches!(filter.get(), Some(Verdict::Pass | Verdict::Na))>
+                    <summary>{format!("passed or not applicable ({quiet_count})")}</summary>
+                    <ul class="checks">
+                        {quiet.into_iter().map(|(c, a)| view! { <CheckLine check=c agreement=a filter=filter/> }).collect_view()}
+                    </ul>
                 </details>
             })}
+            {(!math.is_empty()).then(|| view! { <Math steps=math rederived=rederived pack=p.id()/> })}
         </section>
     }
 }
 
+/// A pack's grade math: one list in the methodology's order, each line named by the
+/// formula's rule and linked to it, the letter last.
 #[component]
-fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView {
+fn Math(steps: Vec<sealmark_engine::explain::Step>, rederived: usize, pack: &'static str) -> impl IntoView {
+    let (rules, result): (Vec<_>, Vec<_>) = steps.into_iter().partition(|s| s.rule.is_some());
+    view! {
+        <details class="math">
+            <summary>"How this grade was computed"</summary>
+            <p class="math-source">"The formula, with worked examples: "
+                <a href=Route::Page(Page::Grades, None).href()>"Grades"</a>"."</p>
+            <ol>
+                {rules.into_iter().map(|s| {
+                    let rule = s.rule.expect("partitioned on rule");
+                    view! {
+                        <li>
+                            <a class="rule" href=Route::Page(Page::Methodology, Some(rule.anchor().to_string())).href()>
+                                {format!("{}. {}", rule.number(), rule.name())}
+                            </a>" "{s.text}
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+            {result.into_iter().map(|s| view! { <p class="math-result">{s.text}</p> }).collect_view()}
+            <p class="math-source">{match rederived {
+                0 => "The verdicts are the record's stored ones.".to_string(),
+                n => format!("The {n} verdict(s) were re-derived from {} by this viewer's judges.", observed_in(pack)),
+            }}</p>
+        </details>
+    }
+}
+
+#[component]
+fn CheckLine(check: CheckResult, agreement: Option<Agreement>, filter: RwSignal<Option<Verdict>>) -> impl IntoView {
     let mark = agreement.map(|a| {
         let (class, text) = match a {
             Agreement::Same => ("rederived", "re-derived".to_string()),
@@ -407,7 +688,9 @@ fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView 
     let advisory = check.advisory.then_some(" (advisory, not scored)");
     let critical = (check.critical && !check.advisory).then_some(" · critical");
     // Only ids the registry knows get a link, so the href never comes from the record.
-    let page = registry::check(&check.id).map(|def| Route::Check(def.id.to_string()).href());
+    let def = registry::check(&check.id);
+    let page = def.map(|def| Route::Check(def.id.to_string()).href());
+    let anchor = def.map(|def| format!("check-{}", def.id));
     let id = visible(&check.id);
     let id_view = match page {
         Some(href) => view! { <a class="check-id" href=href title="This check's page">{id}</a> }.into_any(),
@@ -415,9 +698,11 @@ fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView 
     };
     let rows: Vec<_> = check.evidence.iter().map(evidence_row).collect();
     let count = rows.len();
+    let verdict = check.verdict;
+    let hidden = move || filter.get().is_some_and(|f| f != verdict);
     view! {
-        <li class=format!("check {}", check.verdict.id())>
-            <span class="verdict">{check.verdict.tag()}</span>" "
+        <li class=format!("check {}", verdict.id()) id=anchor tabindex="-1" hidden=hidden>
+            <span class="verdict">{verdict.tag()}</span>" "
             <span class="label">{visible(&check.label)}</span>
             " — "<span class="summary">{visible(&check.summary)}</span>{advisory}
             <div class="check-meta">{id_view}{critical}" · scope: "{check.scope.clone()}" "{mark}</div>
@@ -432,15 +717,15 @@ fn CheckLine(check: CheckResult, agreement: Option<Agreement>) -> impl IntoView 
                         <tbody>
                             {rows.into_iter().map(|e| view! {
                                 <tr>
-                                    <td class="vb">
+                                    <td class="vb" data-label="verified by">
                                         <a href=Route::Page(Page::Observers, Some(e.verified_by.to_string())).href()
                                             title="What this observer reads">{format!("[{}]", e.verified_by)}</a>
                                     </td>
-                                    <td>{e.probe}</td>
-                                    <td>{e.outcome}</td>
-                                    <td>{e.role}</td>
-                                    <td>{e.tool}</td>
-                                    <td><code>{e.args}</code></td>
+                                    <td data-label="probe">{e.probe}</td>
+                                    <td data-label="outcome">{e.outcome}</td>
+                                    <td data-label="role">{e.role}</td>
+                                    <td data-label="tool">{e.tool}</td>
+                                    <td data-label="args"><code>{e.args}</code></td>
                                 </tr>
                             }).collect_view()}
                         </tbody>

@@ -98,6 +98,8 @@ impl Page {
 pub enum Route {
     /// The record (or, without one, how to open one); a combined record as its table.
     Report,
+    /// The record, scrolled to one of its packs (`pack-fs`) or checks (`check-fs-read-escape`).
+    At(String),
     /// One server's report in a combined record.
     Server(String),
     /// Every pack, optionally scrolled to one.
@@ -119,6 +121,7 @@ impl Route {
         let rest = parts.next().filter(|r| !r.is_empty()).map(str::to_string);
         match head {
             "packs" => Route::Packs(rest),
+            "at" => rest.map_or(Route::Report, Route::At),
             "servers" => rest.map_or(Route::Report, Route::Server),
             "checks" => rest.map_or(Route::Checks, Route::Check),
             _ => Page::ALL.into_iter().find(|p| p.slug() == head).map_or(Route::Report, |p| Route::Page(p, rest)),
@@ -133,6 +136,7 @@ impl Route {
         };
         match self {
             Route::Report => "#/".to_string(),
+            Route::At(id) => format!("#/at/{id}"),
             Route::Server(name) => format!("#/servers/{name}"),
             Route::Packs(p) => with("packs", p),
             Route::Checks => "#/checks".to_string(),
@@ -145,6 +149,7 @@ impl Route {
     pub fn anchor(&self) -> Option<String> {
         match self {
             Route::Packs(Some(p)) => Some(format!("pack-{p}")),
+            Route::At(id) => Some(id.clone()),
             Route::Page(_, Some(s)) => Some(s.clone()),
             _ => None,
         }
@@ -159,6 +164,8 @@ mod tests {
     fn every_route_reads_back_from_its_own_link() {
         let routes = [
             Route::Report,
+            Route::At("pack-fs".into()),
+            Route::At("check-fs-read-escape".into()),
             Route::Packs(None),
             Route::Packs(Some("fs".into())),
             Route::Checks,

@@ -3,7 +3,9 @@
 
 use crate::pages::{sections, source};
 use crate::route::{Page, Route};
-use sealmark_engine::registry::{CHECKS, PACKS};
+use sealmark_engine::record::Record;
+use sealmark_engine::registry::{self, CHECKS, PACKS};
+use sealmark_engine::text::visible;
 
 /// Something search can find.
 #[derive(Debug, Clone)]
@@ -34,6 +36,9 @@ pub fn index() -> Vec<Entry> {
             vec![c.pack.id(), c.scope, c.verdict, c.proves_pass, c.fix, c.false_positives, c.false_negatives];
         body.extend(probes);
         body.extend(c.settings.iter().map(|s| s.key));
+        let cwe: Vec<String> = c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect();
+        body.extend(cwe.iter().map(String::as_str));
+        body.push(c.references.owasp_mcp);
         out.push(Entry::new(
             format!("{} — {}", c.id, c.label),
             format!("check · pack {}", c.pack.id()),
@@ -57,6 +62,45 @@ pub fn index() -> Vec<Entry> {
     out
 }
 
+/// What the open record holds, searched before the site: its server, every check with
+/// its summary, tools and references, and every tool it classified. Each leads to its
+/// place in the report.
+pub fn record_entries(r: &Record) -> Vec<Entry> {
+    let mut out = vec![Entry::new(
+        format!("{} {}", visible(&r.server.name), visible(&r.server.version)),
+        "this record · server".to_string(),
+        Route::Report,
+        &[&visible(&r.server.command), &visible(r.server.url.as_deref().unwrap_or(""))],
+    )];
+    for c in &r.checks {
+        // Only ids the registry knows lead to an anchor, so no route comes from the record.
+        let def = registry::check(&c.id);
+        let route = def.map_or(Route::Report, |d| Route::At(format!("check-{}", d.id)));
+        let mut body: Vec<String> = vec![visible(&c.id), visible(&c.summary), c.verdict.id().to_string()];
+        body.extend(c.evidence.iter().filter_map(|e| e.tool.as_deref()).map(visible));
+        if let Some(d) = def {
+            body.extend(d.references.cwe.iter().map(|n| format!("CWE-{n}")));
+            body.push(d.references.owasp_mcp.to_string());
+        }
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        out.push(Entry::new(
+            format!("{} {} · {}", c.verdict.tag(), visible(&c.label), visible(&c.id)),
+            format!("this record · pack {}", visible(&c.pack)),
+            route,
+            &body,
+        ));
+    }
+    for t in &r.classification {
+        out.push(Entry::new(
+            visible(&t.tool),
+            format!("this record · tool, class {}", t.class),
+            Route::At("classification-h".to_string()),
+            &[&t.class, &visible(&t.reason)],
+        ));
+    }
+    out
+}
+
 /// The entries holding every word of the query, those whose title holds them first.
 pub fn search<'a>(index: &'a [Entry], query: &str) -> Vec<&'a Entry> {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
@@ -75,6 +119,27 @@ pub fn search<'a>(index: &'a [Entry], query: &str) -> Vec<&'a Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_record_is_searched_by_tool_check_and_reference() {
+        let rec = sealmark_engine::sample::capped();
+        let entries = record_entries(&rec);
+        let fail = rec.checks.iter().find(|c| c.verdict == sealmark_engine::model::Verdict::Fail).unwrap();
+        let def = registry::check(&fail.id).unwrap();
+        let cwe = format!("CWE-{}", def.references.cwe[0]);
+        for query in [fail.id.as_str(), cwe.as_str(), def.references.owasp_mcp] {
+            let hits = search(&entries, query);
+            assert!(
+                hits.iter().any(|e| e.route == Route::At(format!("check-{}", fail.id))),
+                "{query} does not find {}",
+                fail.id
+            );
+        }
+        let tool = &rec.classification[0].tool;
+        assert!(search(&entries, tool).iter().any(|e| e.context.starts_with("this record · tool")), "{tool}");
+        // The reference is searched by its references too.
+        assert!(search(&index(), &cwe).iter().any(|e| e.route == Route::Check(fail.id.clone())), "{cwe}");
+    }
 
     #[test]
     fn a_check_id_finds_its_page_first() {

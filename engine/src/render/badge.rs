@@ -50,14 +50,7 @@ pub fn shields(r: &Record) -> String {
 /// The badge as a flat SVG, its text also in `<title>` and `aria-label`.
 pub fn svg(r: &Record) -> String {
     let b = badge_text(r);
-    let fill = match b.color {
-        "brightgreen" => "#4c1",
-        "green" => "#97ca00",
-        "yellow" => "#dfb317",
-        "orange" => "#fe7d37",
-        "red" => "#e05d44",
-        _ => "#9f9f9f",
-    };
+    let fill = fill(b.color);
     // Verdana 11px averages about 7 px a character; fixed, so the output is deterministic.
     let width = |t: &str| 10 + 7 * t.chars().count();
     let (lw, mw) = (width(b.label), width(&b.message));
@@ -78,6 +71,18 @@ pub fn svg(r: &Record) -> String {
         lx = lw / 2,
         mx = lw + mw / 2,
     )
+}
+
+/// The fill of a badge colour name.
+pub fn fill(color: &str) -> &'static str {
+    match color {
+        "brightgreen" => "#4c1",
+        "green" => "#97ca00",
+        "yellow" => "#dfb317",
+        "orange" => "#fe7d37",
+        "red" => "#e05d44",
+        _ => "#9f9f9f",
+    }
 }
 
 /// Text made safe for XML content and attributes.

@@ -6,7 +6,6 @@ use super::CLOSING_LINE;
 use crate::explain::{pack_kind, worst_first};
 use crate::model::{Pack, Verdict};
 use crate::record::{CheckResult, PackResult, PackStatus, Record};
-use crate::registry;
 use std::fmt::Write;
 
 /// Text safe inside a markdown table cell: no markup, no links, no line breaks.
@@ -178,12 +177,10 @@ pub(crate) fn summary_body(r: &Record) -> String {
         let advisory = if c.advisory { " (advisory)" } else { "" };
         let _ = writeln!(o, "  {} {:10} {} — {}{advisory}", c.verdict.tag(), c.pack, c.label, c.summary);
     }
-    let to_fix: Vec<&&CheckResult> =
-        rows.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Part) && !c.advisory).collect();
+    let to_fix = crate::glance::to_fix(r);
     if !to_fix.is_empty() {
         o.push_str("\nWhat to fix\n");
-        for c in to_fix {
-            let fix = registry::check(&c.id).map_or("a custom check: see the probe's expect clauses", |d| d.fix);
+        for (c, fix) in to_fix {
             let _ = writeln!(o, "  {}: {fix}", c.id);
         }
     }
