@@ -127,13 +127,13 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
     let mut toy = std::process::Command::new(toy_http())
         .args(["--port", &port.to_string()])
         .env("TOY_TOKEN", "toy-secret-1")
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    // It says on stderr once it listens (or exits, which ends the wait); the rest drains.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(toy.stderr.take().unwrap()));
+    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.contains("listening on")), "toy-http never listened");
+    std::thread::spawn(move || lines.for_each(drop));
     let cfg = scratch.path().join("url-only.yaml");
     std::fs::write(
         &cfg,

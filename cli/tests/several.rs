@@ -256,19 +256,17 @@ fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
     let server = toy_server();
     let entry = |name: &str| {
         format!(
-            "  {name}:\n    command: {}\n    args: [\"--mode\", \"hang-init\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n",
+            "  {name}:\n    command: {}\n    args: [\"--mode\", \"hang-init\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n      TOY_STARTED_ADDR: \"{}\"\n",
             server.display(),
-            scratch.tag
+            scratch.tag,
+            scratch.starts_addr()
         )
     };
     let cfg = scratch.path().join("hanging.yaml");
     std::fs::write(&cfg, format!("servers:\n{}{}timeout_probe_sec: 30\n", entry("one"), entry("two"))).unwrap();
     let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap(), "--jobs", "2"], libc::SIGTERM, || {
-        // Both runs are going before the signal.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while scratch.survivors().len() < 2 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        // Both runs are going before the signal (the first start was awaited already).
+        scratch.wait_for_starts(1);
     });
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(143), "{err}");
@@ -287,9 +285,10 @@ fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_san
     std::fs::write(
         &cfg,
         format!(
-            "servers:\n  stubborn:\n    command: {}\n    args: [\"--mode\", \"ignore-sigterm\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n",
+            "servers:\n  stubborn:\n    command: {}\n    args: [\"--mode\", \"ignore-sigterm\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n      TOY_STARTED_ADDR: \"{}\"\n",
             toy_server().display(),
-            scratch.tag
+            scratch.tag,
+            scratch.starts_addr()
         ),
     )
     .unwrap();
@@ -303,11 +302,7 @@ fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_san
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while scratch.survivors().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!scratch.survivors().is_empty(), "the server never started");
+    scratch.wait_for_starts(1);
     let runs: Vec<i32> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

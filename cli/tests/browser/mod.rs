@@ -5,7 +5,7 @@
 #![allow(dead_code, reason = "the tests and the benchmark use different parts")]
 
 use serde_json::{Value, json};
-use std::io::ErrorKind;
+use std::io::{BufRead, BufReader, ErrorKind};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -46,25 +46,26 @@ impl Browser {
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("about:blank")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         // Its own process group, so every helper process it starts dies with it.
         .process_group(0);
-        let child = cmd.spawn().expect("chromium is installed (scripts/test installs it)");
-        let port_file = profile.path().join("DevToolsActivePort");
-        let start = Instant::now();
-        let (port, path) = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file)
-                && let Some((port, path)) = text.split_once('\n')
-                && !path.trim().is_empty()
-            {
-                break (port.trim().to_string(), path.trim().to_string());
+        let mut child = cmd.spawn().expect("chromium is installed (scripts/test installs it)");
+        // Chromium says where DevTools listens on stderr ("DevTools listening on ws://…");
+        // a thread reads that line, then drains the rest so Chromium never blocks on it.
+        let stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    let _ = tx.send(url.trim().to_string());
+                }
             }
-            assert!(start.elapsed() < PATIENCE, "chromium did not open its DevTools port");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let stream = TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect to chromium");
+        });
+        let url = rx.recv_timeout(PATIENCE).expect("chromium did not open its DevTools port");
+        let host = url.trim_start_matches("ws://").split('/').next().expect("a host and port").to_string();
+        let stream = TcpStream::connect(&host).expect("connect to chromium");
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
-        let (ws, _) = tungstenite::client(format!("ws://127.0.0.1:{port}{path}"), stream).expect("DevTools handshake");
+        let (ws, _) = tungstenite::client(url, stream).expect("DevTools handshake");
         let mut b = Browser { child, ws, next_id: 0, session: String::new(), events: Vec::new(), _profile: profile };
         let target = b.send("Target.createTarget", json!({ "url": "about:blank" }), false);
         let attached =
@@ -77,6 +78,11 @@ impl Browser {
     }
 
     fn send(&mut self, method: &str, params: Value, in_page: bool) -> Value {
+        self.try_send(method, params, in_page).unwrap_or_else(|e| panic!("{method} failed: {e}"))
+    }
+
+    /// Sends a command and returns its result, or the error DevTools answered with.
+    fn try_send(&mut self, method: &str, params: Value, in_page: bool) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         let mut msg = json!({ "id": id, "method": method, "params": params });
@@ -97,8 +103,7 @@ impl Browser {
             };
             let v: Value = serde_json::from_str(msg.as_str()).expect("DevTools sends JSON");
             if v["id"] == json!(id) {
-                assert!(v["error"].is_null(), "{method} failed: {}", v["error"]);
-                return v["result"].clone();
+                return if v["error"].is_null() { Ok(v["result"].clone()) } else { Err(v["error"].clone()) };
             }
             if v["method"].is_string() {
                 self.events.push(v);
@@ -125,18 +130,46 @@ impl Browser {
     }
 
     /// Waits until `js` is truthy; panics after PATIENCE with the page's text.
+    ///
+    /// The page itself waits: `js` is tested again on every change that can make it
+    /// true (the DOM, the document's loading, the location, focus, scrolling), and the
+    /// promise settles on the first success or at the deadline. A navigation that
+    /// replaces the page under the wait ends it early; the wait is then set up again in
+    /// the new page.
     pub fn wait_for(&mut self, js: &str) {
         let start = Instant::now();
         loop {
-            let r = self.call("Runtime.evaluate", json!({ "expression": format!("!!({js})"), "returnByValue": true }));
-            if r["result"]["value"] == json!(true) {
+            let left = PATIENCE.saturating_sub(start.elapsed()).saturating_sub(Duration::from_secs(2));
+            let expression = format!(
+                "new Promise(resolve => {{
+                    const test = () => {{ try {{ return !!({js}); }} catch (_) {{ return false; }} }};
+                    if (test()) return resolve(true);
+                    const check = () => {{ if (test()) {{ stop(); resolve(true); }} }};
+                    const observer = new MutationObserver(check);
+                    const events = [[document, 'readystatechange'], [window, 'load'], [window, 'hashchange'],
+                        [window, 'popstate'], [document, 'focusin'], [window, 'scroll']];
+                    const stop = () => {{
+                        observer.disconnect();
+                        events.forEach(([t, e]) => t.removeEventListener(e, check, true));
+                    }};
+                    observer.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }});
+                    events.forEach(([t, e]) => t.addEventListener(e, check, true));
+                    setTimeout(() => {{ stop(); resolve(test()); }}, {});
+                }})",
+                left.as_millis()
+            );
+            let r = self.try_send(
+                "Runtime.evaluate",
+                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+                true,
+            );
+            if matches!(&r, Ok(r) if r["result"]["value"] == json!(true)) {
                 return;
             }
-            if start.elapsed() > PATIENCE {
+            if start.elapsed() + Duration::from_secs(2) >= PATIENCE {
                 let text = self.text();
                 panic!("timed out waiting for {js}; the page says:\n{text}");
             }
-            std::thread::sleep(Duration::from_millis(40));
         }
     }
 

@@ -62,6 +62,42 @@ pub fn toy_sqlite() -> PathBuf {
 pub struct Scratch {
     pub dir: tempfile::TempDir,
     pub tag: String,
+    starts: Starts,
+}
+
+/// Where the toy servers of a scratch say they started (`TOY_STARTED_ADDR`, which every
+/// config carries): each connects once and writes its pid, so a test that must act while
+/// its server runs waits for that instead of polling the process table.
+struct Starts {
+    addr: std::net::SocketAddr,
+    pids: std::sync::Mutex<std::sync::mpsc::Receiver<u32>>,
+}
+
+impl Starts {
+    fn listen() -> Starts {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut line = String::new();
+                let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stream), &mut line);
+                // An empty line is the scratch's own goodbye (see Drop).
+                match line.trim().parse() {
+                    Ok(pid) if tx.send(pid).is_ok() => {}
+                    _ => return,
+                }
+            }
+        });
+        Starts { addr, pids: std::sync::Mutex::new(rx) }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Ends the thread that listens for starts.
+        let _ = std::net::TcpStream::connect(self.starts.addr);
+    }
 }
 
 impl Scratch {
@@ -69,7 +105,7 @@ impl Scratch {
         let dir = tempfile::tempdir().expect("a temp dir");
         std::fs::create_dir(dir.path().join("tmp")).expect("tmp");
         let tag = dir.path().file_name().unwrap().to_string_lossy().into_owned();
-        Scratch { dir, tag }
+        Scratch { dir, tag, starts: Starts::listen() }
     }
 
     pub fn path(&self) -> &Path {
@@ -95,10 +131,11 @@ impl Scratch {
     pub fn config_named(&self, name: &str, binary: &Path, args: &[&str], extra: &str) -> PathBuf {
         let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
         let text = format!(
-            "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n{extra}",
+            "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n    TOY_STARTED_ADDR: \"{}\"\n{extra}",
             binary.display(),
             args.join(", "),
-            self.tag
+            self.tag,
+            self.starts.addr
         );
         let path = self.path().join(format!("{name}.yaml"));
         std::fs::write(&path, text).expect("write config");
@@ -121,17 +158,27 @@ impl Scratch {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("sealmark starts");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while self.survivors().is_empty() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert!(!self.survivors().is_empty(), "the server never started");
+        self.wait_for_starts(1);
         while_running();
         // SAFETY: signalling a child we spawned.
         unsafe {
             libc::kill(child.id() as i32, signal);
         }
         child.wait_with_output().expect("sealmark ends")
+    }
+
+    /// The address a toy server started by hand-written configs announces itself to.
+    pub fn starts_addr(&self) -> String {
+        self.starts.addr.to_string()
+    }
+
+    /// Waits until `n` toy servers of this scratch have started (at most 30 s each).
+    pub fn wait_for_starts(&self, n: usize) {
+        let pids = self.starts.pids.lock().unwrap();
+        for i in 0..n {
+            let waited = pids.recv_timeout(std::time::Duration::from_secs(30));
+            assert!(waited.is_ok(), "{i} of {n} servers started within 30 s");
+        }
     }
 
     /// Processes still alive that carry this test's tag in their environment.
