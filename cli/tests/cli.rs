@@ -337,7 +337,7 @@ fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
 /// embedded Postgres and removes the cluster and the sandbox.
 #[test]
 fn sigterm_during_a_db_run_leaves_no_process_no_postgres_and_no_temp_directory() {
-    let scratch = Scratch::new();
+    let scratch = Scratch::watching_starts();
     let cfg = scratch.config_for(&common::toy_sql(), &["--mode", "no-timeout"], "");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");

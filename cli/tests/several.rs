@@ -252,7 +252,7 @@ fn a_servers_config_is_validated_with_lines_and_keys() {
 
 #[test]
 fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
-    let scratch = Scratch::new();
+    let scratch = Scratch::watching_starts();
     let server = toy_server();
     let entry = |name: &str| {
         format!(
@@ -280,7 +280,7 @@ fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
 
 #[test]
 fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_sandbox_removed() {
-    let scratch = Scratch::new();
+    let scratch = Scratch::watching_starts();
     let cfg = scratch.path().join("stubborn.yaml");
     std::fs::write(
         &cfg,

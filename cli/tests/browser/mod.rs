@@ -217,7 +217,12 @@ impl Browser {
             .collect()
     }
 
+    /// Starts the request and exception lists afresh. The page is left for about:blank
+    /// first: Chromium asks for a favicon after the load event, and that late request
+    /// would otherwise land in the next page's list.
     pub fn forget(&mut self) {
+        self.call("Page.navigate", json!({ "url": "about:blank" }));
+        self.wait_for("location.href === 'about:blank' && document.readyState === 'complete'");
         self.events.clear();
     }
 

@@ -62,12 +62,14 @@ pub fn toy_sqlite() -> PathBuf {
 pub struct Scratch {
     pub dir: tempfile::TempDir,
     pub tag: String,
-    starts: Starts,
+    /// Set by `Scratch::watching_starts`; the other scratches keep their configs free of
+    /// it, so records and line numbers are the same in every run.
+    starts: Option<Starts>,
 }
 
-/// Where the toy servers of a scratch say they started (`TOY_STARTED_ADDR`, which every
-/// config carries): each connects once and writes its pid, so a test that must act while
-/// its server runs waits for that instead of polling the process table.
+/// Where the toy servers of a scratch say they started (`TOY_STARTED_ADDR` in its configs):
+/// each connects once and writes its pid, so a test that must act while its server runs
+/// waits for that instead of polling the process table.
 struct Starts {
     addr: std::net::SocketAddr,
     pids: std::sync::Mutex<std::sync::mpsc::Receiver<u32>>,
@@ -96,16 +98,27 @@ impl Starts {
 impl Drop for Scratch {
     fn drop(&mut self) {
         // Ends the thread that listens for starts.
-        let _ = std::net::TcpStream::connect(self.starts.addr);
+        if let Some(starts) = &self.starts {
+            let _ = std::net::TcpStream::connect(starts.addr);
+        }
     }
 }
 
 impl Scratch {
     pub fn new() -> Scratch {
+        Scratch::made(None)
+    }
+
+    /// A scratch whose toy servers announce their start, for tests that act while one runs.
+    pub fn watching_starts() -> Scratch {
+        Scratch::made(Some(Starts::listen()))
+    }
+
+    fn made(starts: Option<Starts>) -> Scratch {
         let dir = tempfile::tempdir().expect("a temp dir");
         std::fs::create_dir(dir.path().join("tmp")).expect("tmp");
         let tag = dir.path().file_name().unwrap().to_string_lossy().into_owned();
-        Scratch { dir, tag, starts: Starts::listen() }
+        Scratch { dir, tag, starts }
     }
 
     pub fn path(&self) -> &Path {
@@ -130,12 +143,15 @@ impl Scratch {
     /// As `config_for`, into `<name>.yaml`, for tests that keep several configs.
     pub fn config_named(&self, name: &str, binary: &Path, args: &[&str], extra: &str) -> PathBuf {
         let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+        let announce = match &self.starts {
+            Some(starts) => format!("    TOY_STARTED_ADDR: \"{}\"\n", starts.addr),
+            None => String::new(),
+        };
         let text = format!(
-            "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n    TOY_STARTED_ADDR: \"{}\"\n{extra}",
+            "server:\n  command: {}\n  args: [{}]\n  env:\n    TEST_TAG: \"{}\"\n{announce}{extra}",
             binary.display(),
             args.join(", "),
             self.tag,
-            self.starts.addr
         );
         let path = self.path().join(format!("{name}.yaml"));
         std::fs::write(&path, text).expect("write config");
@@ -169,16 +185,20 @@ impl Scratch {
 
     /// The address a toy server started by hand-written configs announces itself to.
     pub fn starts_addr(&self) -> String {
-        self.starts.addr.to_string()
+        self.starts().addr.to_string()
     }
 
     /// Waits until `n` toy servers of this scratch have started (at most 30 s each).
     pub fn wait_for_starts(&self, n: usize) {
-        let pids = self.starts.pids.lock().unwrap();
+        let pids = self.starts().pids.lock().unwrap();
         for i in 0..n {
             let waited = pids.recv_timeout(std::time::Duration::from_secs(30));
             assert!(waited.is_ok(), "{i} of {n} servers started within 30 s");
         }
+    }
+
+    fn starts(&self) -> &Starts {
+        self.starts.as_ref().expect("make this scratch with Scratch::watching_starts to wait on its servers")
     }
 
     /// Processes still alive that carry this test's tag in their environment.
