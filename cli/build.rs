@@ -8,8 +8,10 @@ use std::path::PathBuf;
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let bundle = manifest.join("viewer-bundle");
-    println!("cargo::rerun-if-changed={}", bundle.display());
-    let (js, wasm, css) = (bundle.join("viewer.js"), bundle.join("viewer_bg.wasm"), bundle.join("viewer.css"));
+    // Relative to the package, as are the paths the generated code includes: a build
+    // directory reused by another clone (.ci/run keeps one) then reads this clone's files.
+    println!("cargo::rerun-if-changed=viewer-bundle");
+    let wasm = bundle.join("viewer_bg.wasm");
     let bytes = std::fs::read(&wasm).unwrap_or_else(|e| {
         panic!("{}: {e}; the viewer bundle is part of the source tree (scripts/build-viewer makes it)", wasm.display())
     });
@@ -24,9 +26,10 @@ fn main() {
          wasm_bindgen({{ module_or_path: bytes }});\n}})();\n"
     );
     std::fs::write(&wasm_js, start).expect("write viewer-wasm.js");
-    let code = format!(
-        "pub const VIEWER: Viewer = Viewer {{ js: include_str!({js:?}), wasm: include_bytes!({wasm:?}), \
-         wasm_js: include_str!({wasm_js:?}), css: include_str!({css:?}) }};\n"
-    );
+    let code = "pub const VIEWER: Viewer = Viewer {\n    \
+        js: include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/viewer-bundle/viewer.js\")),\n    \
+        wasm: include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/viewer-bundle/viewer_bg.wasm\")),\n    \
+        wasm_js: include_str!(concat!(env!(\"OUT_DIR\"), \"/viewer-wasm.js\")),\n    \
+        css: include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/viewer-bundle/viewer.css\")),\n};\n";
     std::fs::write(out.join("viewer_bundle.rs"), code).expect("write viewer_bundle.rs");
 }
