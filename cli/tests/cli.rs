@@ -310,13 +310,23 @@ fn keep_sandbox_leaves_the_tree_and_says_where() {
 
 #[test]
 fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
-    let scratch = Scratch::new();
+    let scratch = Scratch::watching_starts();
     let cfg = scratch.config_args(&["{sandbox}"], "");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
-    let before = pg_clusters();
-    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    let run = Command::new(sealmark())
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .env("TMPDIR", scratch.path().join("tmp"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sealmark starts");
+    // The server is given the DSN, so by its start the cluster runs.
+    scratch.wait_for_starts(1);
+    let ours = clusters_of(run.id());
+    assert!(!ours.is_empty(), "no embedded Postgres ran under the run");
+    let out = run.wait_with_output().expect("sealmark ends");
     let report = stdout(&out);
     assert!(
         report
@@ -325,14 +335,11 @@ fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
         stderr(&out)
     );
     assert!(report.contains("  DATABASE_URL={dsn}\n"), "the env line shows the placeholder, never a password");
-    let left: Vec<String> = pg_clusters().difference(&before).cloned().collect();
-    assert!(left.is_empty(), "the cluster is stopped and removed: {left:?}");
+    assert_eq!(left_of(&scratch, &ours), Vec::<String>::new(), "the cluster is stopped and removed");
     let out = scratch.run(&["run", "--no-embedded", "--config", cfg.to_str().unwrap()]);
     assert!(stdout(&out).contains("PACK db  not graded: --no-embedded and no --pg"), "{}", stdout(&out));
 }
 
-/// The cluster directories of embedded runs, and those a running Postgres names: as a
-/// set, so clusters of other runs on the machine that come and go do not count.
 /// SIGTERM in the middle of a db run (how CI cancels a job) stops the server and the
 /// embedded Postgres and removes the cluster and the sandbox.
 #[test]
@@ -342,32 +349,70 @@ fn sigterm_during_a_db_run_leaves_no_process_no_postgres_and_no_temp_directory()
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
-    let before = pg_clusters();
     // Once the server runs, the cluster runs too.
-    let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], libc::SIGTERM, || {
-        assert!(pg_clusters().difference(&before).next().is_some(), "no cluster was running");
+    let mut ours = std::collections::BTreeSet::new();
+    let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], libc::SIGTERM, |run| {
+        ours = clusters_of(run);
+        assert!(!ours.is_empty(), "no embedded Postgres ran under the run");
     });
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(err.contains("stopped the embedded Postgres"), "{err}");
-    let left: Vec<String> = pg_clusters().difference(&before).cloned().collect();
-    assert!(left.is_empty(), "the cluster is stopped and removed: {left:?}");
+    assert_eq!(left_of(&scratch, &ours), Vec::<String>::new(), "the cluster is stopped and removed");
     assert!(scratch.survivors().is_empty(), "left: {:?}", scratch.survivors());
     assert!(scratch.sandbox_removed());
 }
 
-fn pg_clusters() -> std::collections::BTreeSet<String> {
-    let running = std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| {
-        let cmd = std::fs::read_to_string(e.path().join("cmdline")).ok()?;
-        let at = cmd.find("sealmark-pg-")?;
-        Some(format!("running {}", cmd[at..].split(['/', '\0']).next().unwrap_or_default()))
-    });
-    let dirs = std::fs::read_dir("/tmp")
+/// The cluster directories the Postgres processes below sealmark's process `run` name
+/// (sealmark reaps its orphans, so the daemonized postmaster is among them): that run's
+/// own, whatever other runs on the machine start or leave meanwhile.
+fn clusters_of(run: u32) -> std::collections::BTreeSet<String> {
+    let processes: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("sealmark-pg-"));
-    running.chain(dirs).collect()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // The parent is the second field after the command, which sits in parentheses.
+            let ppid = stat[stat.rfind(')')? + 2..].split(' ').nth(1)?.parse().ok()?;
+            Some((pid, ppid, std::fs::read_to_string(e.path().join("cmdline")).unwrap_or_default()))
+        })
+        .collect();
+    let parent = |pid: u32| processes.iter().find(|p| p.0 == pid).map(|p| p.1);
+    let below = |mut pid: u32| loop {
+        match parent(pid) {
+            Some(p) if p == run => return true,
+            Some(p) if p > 1 => pid = p,
+            _ => return false,
+        }
+    };
+    processes
+        .iter()
+        .filter(|(pid, _, _)| below(*pid))
+        .filter_map(|(_, _, cmd)| {
+            let at = cmd.find("sealmark-pg-")?;
+            Some(cmd[at..].split(['/', '\0']).next().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// What is left of these clusters: a directory (under /tmp, where a root run puts them,
+/// or the scratch's TMPDIR) or a process that names one.
+fn left_of(scratch: &Scratch, clusters: &std::collections::BTreeSet<String>) -> Vec<String> {
+    let running: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .collect();
+    clusters
+        .iter()
+        .filter(|c| {
+            std::path::Path::new("/tmp").join(c).exists()
+                || scratch.path().join("tmp").join(c).exists()
+                || running.iter().any(|cmd| cmd.contains(c.as_str()))
+        })
+        .cloned()
+        .collect()
 }
 
 #[test]

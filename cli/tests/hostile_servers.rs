@@ -203,7 +203,7 @@ fn sigint_sigterm_and_sighup_stop_the_server_and_remove_the_sandbox() {
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
         let scratch = Scratch::watching_starts();
         let cfg = scratch.config("hang-init", "");
-        let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], signal, || {});
+        let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap()], signal, |_| {});
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{err}");
         assert!(err.contains("stopped the server"), "{err}");

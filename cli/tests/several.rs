@@ -264,7 +264,7 @@ fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
     };
     let cfg = scratch.path().join("hanging.yaml");
     std::fs::write(&cfg, format!("servers:\n{}{}timeout_probe_sec: 30\n", entry("one"), entry("two"))).unwrap();
-    let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap(), "--jobs", "2"], libc::SIGTERM, || {
+    let out = scratch.interrupted(&["run", "--config", cfg.to_str().unwrap(), "--jobs", "2"], libc::SIGTERM, |_| {
         // Both runs are going before the signal (the first start was awaited already).
         scratch.wait_for_starts(1);
     });

@@ -164,9 +164,9 @@ impl Scratch {
     }
 
     /// Starts sealmark with `args`, waits until the server it starts is running, calls
-    /// `while_running`, then sends `signal` and returns what sealmark printed and how
-    /// it exited.
-    pub fn interrupted(&self, args: &[&str], signal: i32, while_running: impl FnOnce()) -> Output {
+    /// `while_running` with sealmark's pid, then sends `signal` and returns what sealmark
+    /// printed and how it exited.
+    pub fn interrupted(&self, args: &[&str], signal: i32, while_running: impl FnOnce(u32)) -> Output {
         let child = Command::new(sealmark())
             .args(args)
             .env("TMPDIR", self.path().join("tmp"))
@@ -175,7 +175,7 @@ impl Scratch {
             .spawn()
             .expect("sealmark starts");
         self.wait_for_starts(1);
-        while_running();
+        while_running(child.id());
         // SAFETY: signalling a child we spawned.
         unsafe {
             libc::kill(child.id() as i32, signal);
