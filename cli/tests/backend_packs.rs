@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Scratch, sealmark, verdict};
+use common::{Scratch, free_port, sealmark, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Part, Pass};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -49,11 +49,6 @@ const EXPECTED: &[(&str, [Verdict; 5], &str)] = &[
 fn example() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/config/scoped-http.yaml");
     std::fs::read_to_string(path).expect("the example config")
-}
-
-/// A port nothing listens on right now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// The example with the toy in `mode` on a free port, plus `extra` YAML.

@@ -260,7 +260,7 @@ fn a_changed_locked_setting_makes_the_run_custom() {
 #[test]
 fn streamable_http_server_started_from_command() {
     let scratch = Scratch::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let cfg = scratch.path().join("http.yaml");
     std::fs::write(
         &cfg,
@@ -686,7 +686,7 @@ fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
     );
 
     // A port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let cfg = scratch.path().join("sql.yaml");
     let text = format!("server:\n  command: {}\n  env:\n    DATABASE_URL: \"{{dsn}}\"\n", common::toy_sql().display());
     std::fs::write(&cfg, text).unwrap();

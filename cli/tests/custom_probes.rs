@@ -129,7 +129,7 @@ fn the_backend_examples_judge_what_reached_the_stub_and_the_reply() {
             let (example, bin) = (&example, &bin);
             s.spawn(move || {
                 let scratch = Scratch::new();
-                let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+                let port = common::free_port();
                 let text = example
                     .replace("\"--mode\", \"safe\"", &format!("\"--mode\", \"{mode}\""))
                     .replace("8080", &port.to_string());

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Scratch, record_of, toy_http, verdict};
+use common::{Scratch, free_port, record_of, toy_http, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Na, Pass};
 use serde_json::Value;
 use std::net::TcpListener;
@@ -31,10 +31,6 @@ const EXPECTED: &[(&str, [Verdict; 7])] = &[
     ("cors-reflect", [Pass, Pass, Pass, Pass, Fail, Pass, Na]),
     ("bind-all", [Pass, Pass, Pass, Pass, Pass, Fail, Na]),
 ];
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// The toy in `mode` on 127.0.0.1, started by sealmark, with its credential in server.headers.
 fn config(scratch: &Scratch, mode: &str, with_credential: bool) -> std::path::PathBuf {

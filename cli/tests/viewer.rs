@@ -121,7 +121,7 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
     let example =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/config/scoped-http.yaml"))
             .unwrap();
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let configs: Vec<(&str, PathBuf)> = vec![
         ("toy-server", scratch.config_named("toy-server", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "")),
         ("toy-fetch", scratch.config_named("toy-fetch", &toy_fetch(), &["--mode", "good"], "")),
@@ -140,7 +140,7 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
             scratch.config_named("toy-git", &toy_git(), &["--repository", "{repo}", "--mode", "prefix-check"], ""),
         ),
         ("toy-http", {
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+            let port = common::free_port().to_string();
             let cfg = scratch.config_named("toy-http", &toy_http(), &["--port", &port, "--mode", "cors-reflect"], "");
             let text = std::fs::read_to_string(&cfg).unwrap().replace(
                 "  env:\n",
@@ -500,7 +500,17 @@ fn the_main_command_prints_the_report_and_writes_one_that_opens() {
     let scratch = Scratch::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out_dir = scratch.path().join("report");
-    let out = Command::new(root.join("scripts/demo"))
+    let mut demo = Command::new(root.join("scripts/demo"));
+    // Without what cargo sets for a test (CARGO_MANIFEST_DIR, OUT_DIR and the like): a
+    // build script that watches one of them (ring's does) would be rebuilt, with all
+    // above it, and rebuilt again by the next plain `scripts/demo`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if (name.starts_with("CARGO") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR") || name == "OUT_DIR" {
+            demo.env_remove(name.as_ref());
+        }
+    }
+    let out = demo
         .current_dir(&root)
         .env("SEALMARK_REPORT_DIR", &out_dir)
         .env("TMPDIR", scratch.path().join("tmp"))

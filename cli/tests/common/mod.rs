@@ -57,6 +57,24 @@ pub fn toy_sqlite() -> PathBuf {
     path
 }
 
+/// A loopback port for a server a test starts on a port of its choosing. Taken below the
+/// kernel's ephemeral range (32768 and up here), which every `bind(0)` and outgoing
+/// connection of the test binaries running beside this one draws from: a port found free
+/// there can be taken before the server binds it. Each process starts at its own place.
+pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (LOW + (std::process::id().wrapping_mul(7919).wrapping_add(n.wrapping_mul(37))) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
 /// A scratch directory for one test: its config, its TMPDIR (so the sandbox can be
 /// checked for removal), and a unique tag planted in the server's environment.
 pub struct Scratch {
