@@ -38,13 +38,26 @@ const EXPECTED: &[(&str, [Verdict; 10])] = &[
     ("no-functions-bounded", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Incl, Pass, Pass]),
     // Echoing the statement above exactly row_cap rows is not a row too many.
     ("echo-statement", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    // Its only SQL tool writes by design (and says so): nothing on the server stops a
+    // write, so the read-only checks judge that tool; write-gate passes, as it declares it.
+    ("execute-sql", [Fail, Fail, Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+    // A write tool beside a read tool: the read-only checks judge the reader; row cap and
+    // time limit every tool, and the writer has neither.
+    ("read-and-write", [Pass, Pass, Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("with-explain", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+    ("shifting-list", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
 ];
 
 fn check(mode: &str) -> (serde_json::Value, String) {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
-    // A short probe timeout keeps the runaway-query probe quick (the run is CUSTOM).
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], "timeout_probe_sec: 5\n");
+    // A short probe timeout and time limit keep the runaway-query probe quick (the run is
+    // CUSTOM); `a_statement_limit_longer_than_the_probe_timeout_passes` runs the standard.
+    let cfg = scratch.config_for(
+        &toy_sql(),
+        &["--mode", mode],
+        "timeout_probe_sec: 5\nchecks:\n  db-timeout: { limit_sec: 3 }\n",
+    );
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
@@ -68,9 +81,10 @@ fn check(mode: &str) -> (serde_json::Value, String) {
 }
 
 /// `sql_tools` means one thing everywhere: given, it replaces discovery, and a tool it
-/// says writes by design (`role: writer`) is left out of the read-only checks, by name.
+/// says writes by design (`role: writer`) is a writer. With no read tool beside it, the
+/// read-only checks judge it, and say so on their line.
 #[test]
-fn sql_tools_replaces_discovery_and_a_writer_is_left_out() {
+fn sql_tools_replaces_discovery_and_a_lone_writer_is_judged() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
         &toy_sql(),
@@ -82,9 +96,15 @@ fn sql_tools_replaces_discovery_and_a_writer_is_left_out() {
     std::fs::write(&cfg, text).unwrap();
     let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
-    assert_eq!(rec["packs"]["db"]["reason"], "no sql tool found", "{}", rec["packs"]["db"]);
-    let blind = rec["notCovered"].to_string();
-    assert!(blind.contains("query: a SQL tool that writes by design (sql_tools role: writer)"), "{blind}");
+    let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-read-only").unwrap();
+    assert_eq!(c["verdict"], "pass", "{c}");
+    let line = c["summary"].as_str().unwrap();
+    assert!(
+        line.ends_with(
+            "judged on tools that write by design, as no SQL tool is read-only: query (sql_tools role: writer)"
+        ),
+        "{line}"
+    );
     // A shape the packs cannot send is refused, not ignored.
     let array = scratch.config_for(&toy_sql(), &[], "sql_tools: [{ tool: query, arg: sql, shape: array }]\n");
     let out = scratch.run(&["run", "--config", array.to_str().unwrap()]);
@@ -236,18 +256,14 @@ fn a_guard_refusing_functions_by_name_fails_on_the_spellings_it_takes() {
     let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-row-cap").unwrap().clone();
     assert!(c["summary"].as_str().unwrap().contains("row-cap-subquery: 100000 rows came back"), "{}", c["summary"]);
     let t = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-timeout").unwrap().clone();
-    assert!(t["summary"].as_str().unwrap().contains("cross-join: still running"), "{}", t["summary"]);
+    assert!(t["summary"].as_str().unwrap().contains("cross-join: no answer within the 3 s limit"), "{}", t["summary"]);
 }
 
 #[test]
 fn a_guard_refusing_functions_with_limits_passes() {
     let (rec, _) = check("no-functions-bounded");
     let t = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-timeout").unwrap().clone();
-    assert!(
-        t["summary"].as_str().unwrap().contains("cross-join: stopped before the probe timeout"),
-        "{}",
-        t["summary"]
-    );
+    assert!(t["summary"].as_str().unwrap().contains("cross-join: stopped after 2 s"), "{}", t["summary"]);
 }
 
 #[test]
@@ -255,4 +271,106 @@ fn an_echoed_statement_is_not_a_row() {
     let (rec, _) = check("echo-statement");
     let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-row-cap").unwrap().clone();
     assert!(c["summary"].as_str().unwrap().contains("1000 of 100000 rows came back"), "{}", c["summary"]);
+}
+
+/// Finds one check of a record.
+fn check_of<'r>(rec: &'r serde_json::Value, id: &str) -> &'r serde_json::Value {
+    rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()
+}
+
+#[test]
+fn a_lone_execute_tool_is_judged_and_its_writes_fail() {
+    let (rec, _) = check("execute-sql");
+    assert_eq!(rec["db"]["sqlTools"], serde_json::json!(["execute_sql"]));
+    for id in ["db-read-only", "db-mutation-forms"] {
+        let line = check_of(&rec, id)["summary"].as_str().unwrap().to_string();
+        assert!(
+            line.contains(
+                "judged on tools that write by design, as no SQL tool is read-only: execute_sql (its annotations say it writes)"
+            ),
+            "{id}: {line}"
+        );
+    }
+}
+
+#[test]
+fn a_write_tool_beside_a_read_tool_is_left_out_of_the_read_checks_only() {
+    let (rec, _) = check("read-and-write");
+    assert_eq!(rec["db"]["sqlTools"], serde_json::json!(["read_query", "write_query"]));
+    for id in ["db-read-only", "db-mutation-forms"] {
+        let c = check_of(&rec, id);
+        let line = c["summary"].as_str().unwrap();
+        assert!(
+            line.contains(
+                "left out, as it writes by design beside a read tool: write_query (its annotations say it writes)"
+            ),
+            "{id}: {line}"
+        );
+        assert!(
+            c["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e["tool"] != "write_query" || e["code"] == "db.control.ok"),
+            "{c}"
+        );
+    }
+    // The writer is judged where every SQL tool is, and fails there.
+    for id in ["db-row-cap", "db-timeout"] {
+        let line = check_of(&rec, id)["summary"].as_str().unwrap();
+        assert!(line.starts_with("write_query: "), "{id}: {line}");
+    }
+    // Evidence names the argument the statement went in.
+    let e = &check_of(&rec, "db-read-only")["evidence"];
+    assert!(e.as_array().unwrap().iter().any(|e| e["args"]["query"].is_string()), "{e}");
+    assert!(!e.to_string().contains("\"sql\":"), "{e}");
+}
+
+#[test]
+fn a_tool_that_only_explains_is_set_aside_once() {
+    let (rec, _) = check("with-explain");
+    assert_eq!(rec["db"]["sqlTools"], serde_json::json!(["query"]));
+    let reasons: Vec<&str> = rec["notCovered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .filter(|l| l.starts_with("explain_query:"))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "explain_query: its control answered with a query plan, not rows: it explains SQL and runs none, so no db check judges it"
+        ]
+    );
+    let db = rec["checks"].as_array().unwrap().iter().filter(|c| c["pack"] == "db");
+    for c in db {
+        assert!(!c.to_string().contains("explain_query"), "{c}");
+    }
+}
+
+#[test]
+fn an_instance_that_lists_its_tool_in_other_words_keeps_it() {
+    let (rec, _) = check("shifting-list");
+    assert_eq!(rec["observations"]["db"]["tools"], serde_json::json!(["query"]));
+    assert_eq!(rec["packs"]["db"]["grade"]["letter"], "A");
+}
+
+/// In a STANDARD run, a server whose own limit (30 s) is longer than the probe timeout
+/// (10 s) stops the runaway statement and passes; the evidence says when.
+#[test]
+fn a_statement_limit_longer_than_the_probe_timeout_passes() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_for(&toy_sql(), &["--mode", "limit30s"], "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+    std::fs::write(&cfg, text).unwrap();
+    let out = scratch.run(&["run", "--format", "json", "--config", cfg.to_str().unwrap()]);
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a record");
+    assert_eq!(rec["config"]["standard"], true, "{}", rec["config"]);
+    let t = check_of(&rec, "db-timeout");
+    assert_eq!(t["verdict"], "pass", "{t}");
+    assert!(t["summary"].as_str().unwrap().starts_with("query: sleep: stopped after 30 s: "), "{t}");
+    assert_eq!(verdict(&rec, "db-read-only"), Pass);
+    assert!(scratch.survivors().is_empty());
 }

@@ -33,6 +33,9 @@ pub struct DbCall {
     pub probe: String,
     pub tool: String,
     pub role: String,
+    /// The argument the statement was sent in (`sql`, `query`, …).
+    #[serde(default = "sql_arg")]
+    pub arg: String,
     pub sql: String,
     pub answer: Answer,
     /// What changed in the database, one line each; empty when nothing did.
@@ -40,6 +43,11 @@ pub struct DbCall {
     pub core: bool,
     /// Why the state reader could not tell what changed, when it could not.
     pub unreadable: Option<String>,
+}
+
+/// The argument name records made before `arg` was kept used.
+fn sql_arg() -> String {
+    "sql".to_string()
 }
 
 impl DbCall {
@@ -50,7 +58,9 @@ impl DbCall {
     pub(crate) fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
         let mut e = Evidence::new(format!("{}: {}", self.probe, clip(&self.sql, 120)), outcome, by)
             .tool(&self.tool)
-            .args(serde_json::json!({ "sql": self.sql }))
+            .args(serde_json::Value::Object(
+                [(self.arg.clone(), serde_json::Value::String(self.sql.clone()))].into_iter().collect(),
+            ))
             .code(code);
         // Seed roles are named in evidence as analyst, support or admin.
         e.role = self.role.strip_prefix("sm_").map(str::to_string);
@@ -88,6 +98,10 @@ impl RowCapCall {
 pub struct RunawayCall {
     pub call: DbCall,
     pub ran: bool,
+    /// Whole seconds from sending the statement to its answer, when one came and the
+    /// harness timed it (the db pack does; it states when a bounded server stopped it).
+    #[serde(default)]
+    pub seconds: Option<u64>,
 }
 
 /// The distinct marked rows (`sm-row-<n>`) in an answer, the statement's own text
@@ -159,26 +173,40 @@ pub fn row_cap_step(c: &RowCapCall, limit: usize) -> Step {
     }
 }
 
-/// One runaway-time spelling: no answer within the probe timeout fails; an answer
-/// before it decides pass only when the statement was seen running or the answer says
-/// it was stopped for its time.
-pub fn timeout_step(c: &RunawayCall) -> Step {
+/// One runaway-time spelling. `limit` is the longest statement limit that passes, when
+/// the harness waited that long (the db pack): no answer within it, or an answer after
+/// it, fails; without one, no answer within the probe timeout fails. An answer in time
+/// decides pass only when the statement was seen running or the answer says it was
+/// stopped for its time.
+pub fn timeout_step(c: &RunawayCall, limit: Option<u64>) -> Step {
     let call = &c.call;
-    match &call.answer {
-        Answer::Timeout => {
+    let when = match c.seconds {
+        Some(s) => format!("after {s} s"),
+        None => "before the probe timeout".to_string(),
+    };
+    match (&call.answer, limit, c.seconds) {
+        (Answer::Timeout, Some(l), _) => Step::Decided(
+            Verdict::Fail,
+            format!("no answer within the {l} s limit (and {RUNAWAY_GRACE_SEC} s of grace): nothing stopped it"),
+        ),
+        (Answer::Timeout, None, _) => {
             Step::Decided(Verdict::Fail, "still running when the probe timeout ran out: nothing stopped it".to_string())
         }
-        a if !a.was_answered() => Step::Refused(format!("no evidence: {}", call.reply())),
-        _ if TIME_WORDS.is_match(&answer_words(call)) => {
-            Step::Decided(Verdict::Pass, format!("stopped before the probe timeout: {}", call.reply()))
+        (a, _, _) if !a.was_answered() => Step::Refused(format!("no evidence: {}", call.reply())),
+        (_, Some(l), Some(s)) if s > l => {
+            Step::Decided(Verdict::Fail, format!("answered only after {s} s, over the {l} s limit: {}", call.reply()))
         }
-        _ if c.ran => Step::Decided(
-            Verdict::Pass,
-            format!("seen running, then answered before the probe timeout: {}", call.reply()),
-        ),
+        _ if TIME_WORDS.is_match(&answer_words(call)) => {
+            Step::Decided(Verdict::Pass, format!("stopped {when}: {}", call.reply()))
+        }
+        _ if c.ran => Step::Decided(Verdict::Pass, format!("seen running, then answered {when}: {}", call.reply())),
         _ => Step::Refused(format!("answered at once, without running: {}", call.reply())),
     }
 }
+
+/// How long past `db-timeout`'s limit the harness still waits for the answer: the
+/// server's cancellation and the answer's way back.
+pub const RUNAWAY_GRACE_SEC: u64 = 2;
 
 /// The verdict of a runaway check from every spelling sent: per tool, the first
 /// spelling that decided, or inconclusive when every one was refused for its form or
@@ -253,12 +281,12 @@ pub fn judge_row_cap(calls: &[RowCapCall], limit: usize, fail_code: &str, ok_cod
 }
 
 /// `db-timeout` and `sqlite-timeout` once their gates passed.
-pub fn judge_timeout(calls: &[RunawayCall], fail_code: &str, ok_code: &str) -> Finding {
+pub fn judge_timeout(calls: &[RunawayCall], limit: Option<u64>, fail_code: &str, ok_code: &str) -> Finding {
     // A pass the state reader saw running (pg_stat_activity) rests on the database's
     // state; the rest on the answer and when it came.
     judge_runaway(
         calls.iter().map(|c| {
-            let step = timeout_step(c);
+            let step = timeout_step(c, limit);
             let by = match step {
                 Step::Decided(Verdict::Pass, _) if c.ran => VerifiedBy::State,
                 _ => VerifiedBy::Response,
@@ -274,7 +302,16 @@ pub fn judge_timeout(calls: &[RunawayCall], fail_code: &str, ok_code: &str) -> F
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DbObservations {
+    /// The SQL tools judged: read tools and tools that write by design alike.
     pub tools: Vec<String>,
+    /// The tools of `tools` that write by design, with why (their annotations, name or
+    /// description, or `sql_tools`).
+    #[serde(default)]
+    pub writers: Vec<(String, String)>,
+    /// The control of each tool that answered it with a query plan: it explains SQL and
+    /// runs none, so it is not a query tool and no db check judges it.
+    #[serde(default)]
+    pub explainers: Vec<DbCall>,
     pub controls: Vec<DbCall>,
     /// The per-role controls of the analyst and support instances.
     pub role_controls: Vec<DbCall>,
@@ -288,6 +325,10 @@ pub struct DbObservations {
     pub row_cap_limit: usize,
     /// The runaway-time spellings sent, in order, per tool.
     pub timeout: Vec<RunawayCall>,
+    /// `db-timeout`'s limit in seconds: the longest statement limit that passes (absent
+    /// from records made when the probe timeout was the limit).
+    #[serde(default)]
+    pub timeout_limit: Option<u64>,
     /// Each SQL tool's readOnlyHint and destructiveHint, for write-gate.
     pub annotations: Vec<(String, Option<bool>, Option<bool>)>,
     /// The audit probe: the call, and where its marker was found afterwards.
@@ -327,6 +368,41 @@ impl DbObservations {
         None
     }
 
+    /// Whether `tool` writes by design.
+    pub fn writes(&self, tool: &str) -> bool {
+        self.writers.iter().any(|(w, _)| w == tool)
+    }
+
+    /// Whether a SQL tool that does not write by design is among the judged ones.
+    pub fn has_read_tool(&self) -> bool {
+        self.tools.iter().any(|t| !self.writes(t))
+    }
+
+    /// The tools db-read-only and db-mutation-forms judge, and what their check line says
+    /// of the others: the read tools when the server has one, a tool that writes by
+    /// design left out; when every SQL tool writes by design, all of them, since then
+    /// nothing on the server stops a write.
+    fn read_judged(&self) -> (Vec<&str>, Option<String>) {
+        let readers: Vec<&str> = self.tools.iter().map(String::as_str).filter(|t| !self.writes(t)).collect();
+        if self.writers.is_empty() {
+            return (readers, None);
+        }
+        let named: Vec<String> = self.writers.iter().map(|(t, why)| format!("{t} ({why})")).collect();
+        if readers.is_empty() {
+            let all = self.tools.iter().map(String::as_str).collect();
+            (
+                all,
+                Some(format!(
+                    "judged on tools that write by design, as no SQL tool is read-only: {}",
+                    named.join("; ")
+                )),
+            )
+        } else {
+            let why = if named.len() == 1 { "it writes" } else { "they write" };
+            (readers, Some(format!("left out, as {why} by design beside a read tool: {}", named.join("; "))))
+        }
+    }
+
     fn control_evidence(&self) -> Vec<Evidence> {
         let working = self.working();
         self.controls
@@ -350,20 +426,28 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
     if obs.tools.is_empty() {
         return Finding::new(Verdict::Na, "no SQL tool", vec![]);
     }
-    if obs.working().is_empty() {
-        return Finding::new(
+    let (judged, note) = obs.read_judged();
+    // The line names the tools left out (or judged although they write) whatever the verdict.
+    let finding = |verdict, summary: String, evidence| match &note {
+        Some(n) => Finding::new(verdict, format!("{summary}; {n}"), evidence),
+        None => Finding::new(verdict, summary, evidence),
+    };
+    if !obs.working().iter().any(|t| judged.contains(t)) {
+        let whom = if judged.len() < obs.tools.len() { "read tool" } else { "SQL tool" };
+        return finding(
             Verdict::Inconclusive,
-            format!("no SQL tool passed the control as sm_admin, so {what} could not be judged"),
+            format!("no {whom} passed the control as sm_admin, so {what} could not be judged"),
             obs.control_evidence(),
         );
     }
+    let calls: Vec<&DbCall> = calls.iter().filter(|c| judged.contains(&c.tool.as_str())).collect();
     let mut evidence = obs.control_evidence();
     let mut core_hits = Vec::new();
     let mut other_hits = Vec::new();
     let mut answered = 0;
     let mut unreadable = 0;
     let mut no_evidence = 0;
-    for c in calls {
+    for &c in &calls {
         answered += usize::from(!matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }));
         if matches!(c.answer, Answer::Timeout | Answer::Died { .. } | Answer::NotSent { .. }) && c.changed.is_empty() {
             // A call that timed out or lost its connection is no evidence either way.
@@ -392,7 +476,7 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
     let name = |c: &&DbCall| format!("{} on {} ({})", c.probe, c.tool, c.changed.join(", "));
     if !core_hits.is_empty() {
         let names: Vec<String> = core_hits.iter().map(name).collect();
-        return Finding::new(
+        return finding(
             Verdict::Fail,
             format!(
                 "{} of {} {what} changed the database: {}",
@@ -405,7 +489,7 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
     }
     if !other_hits.is_empty() {
         let names: Vec<String> = other_hits.iter().map(name).collect();
-        return Finding::new(
+        return finding(
             Verdict::Part,
             format!(
                 "critical part: {} indirect form(s) that are not core cases changed the database: {}",
@@ -416,23 +500,23 @@ fn judge_changes(obs: &DbObservations, calls: &[DbCall], what: &str, forms: bool
         );
     }
     if answered == 0 {
-        return Finding::new(Verdict::Inconclusive, format!("no {what} was answered"), evidence);
+        return finding(Verdict::Inconclusive, format!("no {what} was answered"), evidence);
     }
     if unreadable > 0 {
-        return Finding::new(
+        return finding(
             Verdict::Inconclusive,
             format!("the state reader could not read the state after {unreadable} {what}"),
             evidence,
         );
     }
     if no_evidence > 0 {
-        return Finding::new(
+        return finding(
             Verdict::Inconclusive,
             format!("{no_evidence} of {} {what} got no answer, which is no evidence", calls.len()),
             evidence,
         );
     }
-    Finding::new(Verdict::Pass, format!("{} {what} sent as sm_admin changed nothing", calls.len()), evidence)
+    finding(Verdict::Pass, format!("{} {what} sent as sm_admin changed nothing", calls.len()), evidence)
 }
 
 pub fn read_only(obs: &DbObservations) -> Finding {
@@ -543,7 +627,7 @@ pub fn timeout(obs: &DbObservations) -> Finding {
     if let Some(f) = obs.admin_gate() {
         return f;
     }
-    judge_timeout(&obs.timeout, "db.time.unbounded", "db.time.stopped")
+    judge_timeout(&obs.timeout, obs.timeout_limit, "db.time.unbounded", "db.time.stopped")
 }
 
 pub fn privilege(obs: &DbObservations) -> Finding {
@@ -667,6 +751,7 @@ mod tests {
             probe: "insert".into(),
             tool: "query".into(),
             role: "sm_admin".into(),
+            arg: "sql".into(),
             sql: "INSERT …".into(),
             answer,
             changed: changed.iter().map(|s| s.to_string()).collect(),
@@ -736,18 +821,19 @@ mod tests {
 
     #[test]
     fn a_runaway_answered_at_once_without_running_is_refused_for_its_form() {
-        let at = |answer, ran| RunawayCall { call: call(answer, &[]), ran };
+        let at = |answer, ran| RunawayCall { call: call(answer, &[]), ran, seconds: None };
         assert!(
-            !timeout_step(&at(Answer::ToolError { text: "function pg_sleep is not allowed".into() }, false)).decided()
+            !timeout_step(&at(Answer::ToolError { text: "function pg_sleep is not allowed".into() }, false), None)
+                .decided()
         );
         assert!(matches!(
-            timeout_step(&at(Answer::ToolError { text: "boom".into() }, true)),
+            timeout_step(&at(Answer::ToolError { text: "boom".into() }, true), None),
             Step::Decided(Verdict::Pass, _)
         ));
         let cancelled = at(Answer::ToolError { text: "canceling statement due to statement timeout".into() }, false);
-        assert!(matches!(timeout_step(&cancelled), Step::Decided(Verdict::Pass, _)));
-        assert!(matches!(timeout_step(&at(Answer::Timeout, false)), Step::Decided(Verdict::Fail, _)));
-        assert!(!timeout_step(&at(Answer::NotSent { reason: "x".into() }, false)).decided());
+        assert!(matches!(timeout_step(&cancelled, None), Step::Decided(Verdict::Pass, _)));
+        assert!(matches!(timeout_step(&at(Answer::Timeout, false), None), Step::Decided(Verdict::Fail, _)));
+        assert!(!timeout_step(&at(Answer::NotSent { reason: "x".into() }, false), None).decided());
     }
 
     #[test]

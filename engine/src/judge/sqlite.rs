@@ -199,7 +199,7 @@ pub fn timeout(obs: &SqliteObservations) -> Finding {
     if let Some(f) = obs.gate() {
         return f;
     }
-    judge_timeout(&obs.timeout, "sqlite.time.unbounded", "sqlite.time.stopped")
+    judge_timeout(&obs.timeout, None, "sqlite.time.unbounded", "sqlite.time.stopped")
 }
 
 #[cfg(test)]
@@ -211,6 +211,7 @@ mod tests {
             probe: "insert".into(),
             tool: "query".into(),
             role: "sqlite".into(),
+            arg: "sql".into(),
             sql: "INSERT …".into(),
             answer,
             changed: changed.iter().map(|s| s.to_string()).collect(),

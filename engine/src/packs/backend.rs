@@ -117,13 +117,26 @@ pub async fn collect(
     runner: &mut Runner<'_>,
     live: &mut Live,
     tools: &[ToolInfo],
+    classes: &[crate::classify::Classification],
     stub: &Stub,
 ) -> Result<BackendObservations, RunError> {
     let config = runner.config;
     let mut obs =
         BackendObservations { row_cap: config.setting_u64("sql-guard-rowcap", "row_cap"), ..Default::default() };
     let scoped = if config.runs_pack(Pack::Scope) { scoped_tools(runner, tools)? } else { Vec::new() };
-    let sql = if config.runs_pack(Pack::SqlGuard) { sql_targets(runner, tools, "sql-guard")? } else { Vec::new() };
+    let mut sql =
+        if config.runs_pack(Pack::SqlGuard) { sql_targets(runner, tools, classes, "sql-guard")? } else { Vec::new() };
+    // sql-guard judges what a read tool lets through; a tool that writes by design is named.
+    sql.retain(|t| match &t.writer {
+        Some(why) => {
+            runner.gaps.push(format!(
+                "{}: a SQL tool that writes by design ({why}); the sql-guard pack judges read tools only",
+                t.tool
+            ));
+            false
+        }
+        None => true,
+    });
     let scope = &config.scope;
     let mut aimer = Aimer { runner, live, stub };
     let allowed = allowed_name(scope);

@@ -2,11 +2,11 @@
 //! server instance started as sm_admin, with the state reader before and after each.
 
 use super::call::call_answer;
-use crate::classify::classify_declared;
+use crate::classify::{Classification, classify_declared};
 use crate::judge::Answer;
 use crate::judge::db::{
-    AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_MARKER,
-    RowCapCall, RunawayCall, row_cap_step, timeout_step,
+    AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_GRACE_SEC,
+    RUNAWAY_MARKER, RowCapCall, RunawayCall, row_cap_step, timeout_step,
 };
 use crate::registry::db::{
     AUDIT_PROBE, FORM_PROBES, MASKED_PROBES, PII_PROBES, PRIVILEGE_PROBE, RLS_PROBE, ROW_CAP_PROBES, TIMEOUT_PROBES,
@@ -20,17 +20,33 @@ use serde_json::{Map, Value};
 
 const ROLE: &str = "sm_admin";
 
+/// A control answer that is a query plan (`EXPLAIN`'s text or JSON), not rows.
+static PLAN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"(?i)query plan|"node type"|\bcost=\d|\bseq scan\b|\binitplan\b"#).expect("valid")
+});
+
 /// Starts the server once per role and sends each role its probes: the control, writes,
 /// indirect forms, a runaway result and a runaway query as sm_admin; the database
 /// controls as sm_analyst and sm_support; and, for every instance, the privilege probe.
-pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservations, RunError> {
+/// The SQL tools are those of the main session's classification (`tools` as aimed, and
+/// `classes`), so an instance that lists its tools in another order or other words
+/// keeps them; only when the main session listed none does the first instance list them.
+pub async fn collect(
+    runner: &mut Runner<'_>,
+    seed: &Seed,
+    tools: &[ToolInfo],
+    classes: &[Classification],
+) -> Result<DbObservations, RunError> {
     let mut obs = DbObservations {
         row_cap_limit: runner.config.setting_u64("db-row-cap", "row_cap") as usize,
+        timeout_limit: Some(runner.config.setting_u64("db-timeout", "limit_sec")),
         ..Default::default()
     };
+    let mut targets = if tools.is_empty() { None } else { Some(sql_targets(runner, tools, classes, "db")?) };
+    if let Some(t) = &targets {
+        note_tools(&mut obs, tools, t, runner.config);
+    }
     let saved = runner.vars.clone();
-    let mut targets: Vec<Target> = Vec::new();
-    // Admin first: it discovers the SQL tools and runs the control that gates the rest.
     for role in [ROLE, "sm_analyst", "sm_support"] {
         runner.vars = seed.placeholders(role);
         let Ok(mut live) = runner.launch().await else { continue };
@@ -43,24 +59,49 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservati
             continue;
         }
         runner.begin_pack(&mut live, "db").await;
-        if role == ROLE {
-            targets = match discover(runner, &mut live, &mut obs).await {
-                Ok(t) => t,
+        if targets.is_none() {
+            match discover(runner, &mut live, &mut obs).await {
+                Ok(t) => targets = Some(t),
                 Err(e) => {
                     runner.retire(&mut live).await;
                     runner.vars = saved;
                     return Err(e);
                 }
-            };
+            }
         }
-        let caveats = &mut obs.caveats;
-        for target in &targets {
+        let all = targets.as_deref().unwrap_or_default();
+        if role == ROLE {
+            // Every control first: a tool that only explains SQL is set aside before any
+            // probe, and the write tools are known to stand beside a read tool or not.
+            for target in all {
+                let mut c = Ctx::new(runner, &mut live, seed, target, role, &mut obs.caveats);
+                let control = c.send("control", CONTROL_SQL, false).await;
+                if explains(&control) {
+                    runner.gaps.push(format!(
+                        "{}: its control answered with a query plan, not rows: it explains SQL and runs none, so no db check judges it",
+                        target.tool
+                    ));
+                    obs.tools.retain(|t| t != &target.tool);
+                    obs.writers.retain(|(t, _)| t != &target.tool);
+                    obs.annotations.retain(|(t, _, _)| t != &target.tool);
+                    obs.explainers.push(control);
+                } else {
+                    obs.controls.push(control);
+                }
+            }
+            for (tool, why) in obs.writers.iter().filter(|_| obs.has_read_tool()) {
+                runner.gaps.push(format!(
+                    "{tool}: a SQL tool that writes by design ({why}); db-read-only and db-mutation-forms judge the read tools and leave it out"
+                ));
+            }
+        }
+        let readers = obs.has_read_tool();
+        let queried: Vec<&Target> = all.iter().filter(|t| obs.tools.contains(&t.tool)).collect();
+        for target in queried {
             let tool = &target.tool;
-            let mut c =
-                Ctx { runner, live: &mut live, seed, tool, param: &target.param, extra: &target.extra, role, caveats };
-            if role == ROLE {
-                obs.controls.push(c.send("control", CONTROL_SQL, false).await);
-            } else {
+            let caveats = &mut obs.caveats;
+            let mut c = Ctx::new(runner, &mut live, seed, target, role, caveats);
+            if role != ROLE {
                 obs.role_controls.push(c.send("control", ROLE_CONTROL_SQL, false).await);
             }
             let admin_ok = obs.controls.iter().any(|x| {
@@ -69,13 +110,17 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservati
             });
             match role {
                 ROLE if admin_ok => {
+                    // Writes go to every tool (write-gate reads what a writer did); the
+                    // indirect forms only to the tools db-mutation-forms judges.
                     for p in &WRITE_PROBES {
                         obs.writes.push(c.send(p.name, p.sends, true).await);
                     }
-                    for (i, p) in FORM_PROBES.iter().enumerate() {
-                        let mut call = c.send(p.name, p.sends, true).await;
-                        call.core = i < CORE_FORMS;
-                        obs.forms.push(call);
+                    if target.writer.is_none() || !readers {
+                        for (i, p) in FORM_PROBES.iter().enumerate() {
+                            let mut call = c.send(p.name, p.sends, true).await;
+                            call.core = i < CORE_FORMS;
+                            obs.forms.push(call);
+                        }
                     }
                     let limit = obs.row_cap_limit;
                     for (p, produces) in ROW_CAP_PROBES.iter().zip(ROW_CAP_ROWS) {
@@ -87,8 +132,8 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservati
                         }
                     }
                     for p in &TIMEOUT_PROBES {
-                        let probe = c.runaway(p.name, p.sends).await;
-                        let decided = timeout_step(&probe).decided();
+                        let probe = c.runaway(p.name, p.sends, obs.timeout_limit.unwrap_or_default()).await;
+                        let decided = timeout_step(&probe, obs.timeout_limit).decided();
                         obs.timeout.push(probe);
                         if decided {
                             break;
@@ -129,28 +174,44 @@ pub async fn collect(runner: &mut Runner<'_>, seed: &Seed) -> Result<DbObservati
     Ok(obs)
 }
 
-/// A SQL tool to aim: its SQL argument and values for its other required arguments.
+/// Whether a control was answered with a query plan instead of its row.
+fn explains(control: &DbCall) -> bool {
+    matches!(&control.answer, Answer::Success { text } if !text.contains(ROLE) && PLAN.is_match(text))
+}
+
+/// A SQL tool to aim: its SQL argument, values for its other required arguments, and
+/// why it writes by design, when it does.
 pub(super) struct Target {
     pub tool: String,
     pub param: String,
     pub extra: Map<String, Value>,
+    pub writer: Option<String>,
 }
 
-/// The db pack's SQL tools, with their annotations for write-gate when classification
-/// found them.
-async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Result<Vec<Target>, RunError> {
-    let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
-    let tools: Vec<ToolInfo> =
-        raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)).collect();
-    let targets = sql_targets(runner, &tools, "db")?;
-    for target in &targets {
+/// Books the SQL tools in the observations: each one, the writers with why, and the
+/// annotations write-gate reads (when classification found them).
+fn note_tools(obs: &mut DbObservations, tools: &[ToolInfo], targets: &[Target], config: &crate::config::Config) {
+    for target in targets {
         obs.tools.push(target.tool.clone());
-        if runner.config.sql_tools.is_empty()
+        if let Some(why) = &target.writer {
+            obs.writers.push((target.tool.clone(), why.clone()));
+        }
+        if config.sql_tools.is_empty()
             && let Some(t) = tools.iter().find(|t| t.name == target.tool)
         {
             obs.annotations.push((t.name.clone(), t.hint("readOnlyHint"), t.hint("destructiveHint")));
         }
     }
+}
+
+/// The db pack's SQL tools from the instance's own listing, when the main session had none.
+async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservations) -> Result<Vec<Target>, RunError> {
+    let (raw, _, _) = live.session.list_all("tools/list", "tools").await;
+    let tools: Vec<ToolInfo> =
+        raw.iter().map(ToolInfo::from_value).filter(|t| runner.config.tools.keeps(&t.name)).collect();
+    let classes: Vec<Classification> = tools.iter().map(|t| classify_declared(t, &runner.config.classify)).collect();
+    let targets = sql_targets(runner, &tools, &classes, "db")?;
+    note_tools(obs, &tools, &targets, runner.config);
     Ok(targets)
 }
 
@@ -187,9 +248,15 @@ pub fn sql_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) ->
 
 /// The SQL tools of the server: `sql_tools` when the config gives it (each entry checked
 /// against what the server declares; a wrong one is a config error), else those the
-/// classification places as sql with no other required argument. Tools left out are
-/// named as gaps of `pack`.
-pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &str) -> Result<Vec<Target>, RunError> {
+/// classification (`classes`, one per tool) places as sql with no other required
+/// argument. Each says whether it writes by design; tools left out are named as gaps
+/// of `pack`.
+pub(super) fn sql_targets(
+    runner: &mut Runner<'_>,
+    tools: &[ToolInfo],
+    classes: &[Classification],
+    pack: &str,
+) -> Result<Vec<Target>, RunError> {
     let mut targets = Vec::new();
     if !runner.config.sql_tools.is_empty() {
         let problems = sql_tools_problems(runner.config, tools);
@@ -197,13 +264,6 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
             return Err(RunError::Setup(problems.join("\n")));
         }
         for entry in &runner.config.sql_tools {
-            if entry.writer {
-                runner.gaps.push(format!(
-                    "{}: a SQL tool that writes by design (sql_tools role: writer); the {pack} pack judges read tools only",
-                    entry.tool
-                ));
-                continue;
-            }
             let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
             let missing: Vec<&str> = t
                 .required
@@ -223,26 +283,20 @@ pub(super) fn sql_targets(runner: &mut Runner<'_>, tools: &[ToolInfo], pack: &st
                 tool: t.name.clone(),
                 param: entry.arg.clone(),
                 extra: entry.args.clone().into_iter().collect(),
+                writer: entry.writer.then(|| "sql_tools role: writer".to_string()),
             });
         }
         return Ok(targets);
     }
-    for t in tools {
-        let class = classify_declared(t, &runner.config.classify);
+    for (t, class) in tools.iter().zip(classes) {
         if class.class != "sql" {
             continue;
         }
-        let Some(param) = class.param else { continue };
-        if let Some(why) = crate::classify::sql_writes(t, &runner.config.classify) {
-            runner.gaps.push(format!(
-                "{}: a SQL tool that writes by design ({why}); the {pack} pack judges read tools only",
-                t.name
-            ));
-            continue;
-        }
+        let Some(param) = class.param.clone() else { continue };
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
-            targets.push(Target { tool: t.name.clone(), param, extra: Map::new() });
+            let writer = crate::classify::sql_writes(t, &runner.config.classify);
+            targets.push(Target { tool: t.name.clone(), param, extra: Map::new(), writer });
         } else {
             runner.gaps.push(format!(
                 "{}: looks like SQL but requires {} too; not probed by the {pack} pack",
@@ -266,12 +320,25 @@ struct Ctx<'c, 'r, 'a> {
     caveats: &'c mut Vec<String>,
 }
 
-impl Ctx<'_, '_, '_> {
+impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
+    fn new(
+        runner: &'c mut Runner<'r>,
+        live: &'c mut Live,
+        seed: &'c Seed,
+        target: &'a Target,
+        role: &'a str,
+        caveats: &'c mut Vec<String>,
+    ) -> Self {
+        let Target { tool, param, extra, .. } = target;
+        Ctx { runner, live, seed, tool, param, extra, role, caveats }
+    }
+
     fn call(&self, probe: &str, sql: &str) -> DbCall {
         DbCall {
             probe: probe.to_string(),
             tool: self.tool.to_string(),
             role: self.role.to_string(),
+            arg: self.param.to_string(),
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],
@@ -310,21 +377,24 @@ impl Ctx<'_, '_, '_> {
         call
     }
 
-    /// A runaway-time spelling: a bounded server answers before the probe timeout. The
-    /// state reader watches for the statement running meanwhile (a refusal for its form
-    /// never runs), and cancels it afterwards. This expected timeout does not spend the
-    /// pack's budget of unanswered calls.
-    async fn runaway(&mut self, probe: &str, sql: &str) -> RunawayCall {
+    /// A runaway-time spelling: a bounded server stops it within `limit` seconds, so the
+    /// harness waits that long and a little more (or the probe timeout, when longer),
+    /// and times the answer. The state reader watches for the statement running
+    /// meanwhile (a refusal for its form never runs), and cancels it afterwards. This
+    /// expected timeout does not spend the pack's budget of unanswered calls.
+    async fn runaway(&mut self, probe: &str, sql: &str, limit: u64) -> RunawayCall {
         let mut call = self.call(probe, sql);
         if let Some(held) = self.runner.held(self.live).await {
             call.answer = held.not_sent();
-            return RunawayCall { call, ran: false };
+            return RunawayCall { call, ran: false, seconds: None };
         }
         let args = self.args(sql);
+        let wait = self.runner.timeout.max(std::time::Duration::from_secs(limit + RUNAWAY_GRACE_SEC));
         // Both futures run in this task, so a Cell tells the watch the call is over.
         let done = std::cell::Cell::new(false);
+        let sent = std::time::Instant::now();
         let request = async {
-            let reply = self.runner.send_call(self.live, self.tool, args, probe, false).await;
+            let reply = self.runner.send_call_within(self.live, self.tool, args, probe, false, wait).await;
             done.set(true);
             reply
         };
@@ -343,8 +413,9 @@ impl Ctx<'_, '_, '_> {
         };
         let (reply, ran) = tokio::join!(request, watch);
         call.answer = call_answer(Ok(reply));
+        let seconds = call.answer.was_answered().then(|| sent.elapsed().as_secs());
         let _ = self.seed.cancel_runaways().await;
-        RunawayCall { call, ran }
+        RunawayCall { call, ran, seconds }
     }
 
     /// Runs a short sleep through the tool while the state reader looks at which roles

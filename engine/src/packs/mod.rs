@@ -62,6 +62,8 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
     obs.handshake = handshake;
     let mut tools = Vec::new();
     let mut classes = Vec::new();
+    // The tools as the packs aim them (with what was learned of their parameters).
+    let mut aimed = Vec::new();
     let mut filtered_out = Vec::new();
     let mut fs_obs = FsObservations::default();
     let mut net_obs = NetObservations::default();
@@ -104,7 +106,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
         (probe_calls, probe_answered) = probes::valid_calls(&mut runner, &mut live).await;
         classes = tools.iter().map(|t| classify_declared(t, &config.classify)).collect();
         // The packs aim the tools with what was learned; the record lists them as listed.
-        let mut aimed = tools.clone();
+        aimed = tools.clone();
         runner.begin_pack(&mut live, "classification").await;
         learn::params(&mut runner, &mut live, &mut aimed, &mut classes).await;
         let tools = &aimed;
@@ -159,7 +161,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
             && [Pack::Scope, Pack::SqlGuard, Pack::Upstream].into_iter().any(|p| config.runs_pack(p))
         {
             runner.begin_pack(&mut live, "backend").await;
-            backend_obs = backend::collect(&mut runner, &mut live, tools, stub).await?;
+            backend_obs = backend::collect(&mut runner, &mut live, tools, &classes, stub).await?;
         }
         if runs(Pack::Custom) {
             runner.begin_pack(&mut live, "custom").await;
@@ -192,14 +194,18 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
     }
     runner.end_pack();
     runner.retire(&mut live).await;
-    // The db pack starts its own server once per role and finds the SQL tools there.
+    // The db pack starts its own server once per role, and aims at the SQL tools the
+    // main session classified.
     let mut db_reason = applies(Pack::Db, &situation(config, targets, None)).err();
     let mut db_obs = crate::judge::db::DbObservations::default();
     if config.runs_pack(Pack::Db)
         && let Some(d) = targets.ready_database()
     {
-        db_obs = db::collect(&mut runner, &d.seed).await?;
-        db_reason = db_obs.tools.is_empty().then(|| "no sql tool found".to_string());
+        db_obs = db::collect(&mut runner, &d.seed, &aimed, &classes).await?;
+        db_reason = db_obs.tools.is_empty().then(|| match db_obs.explainers.first() {
+            Some(e) => format!("no SQL tool runs queries ({} only explains them)", e.tool),
+            None => "no sql tool found".to_string(),
+        });
     }
     runner.end_pack();
     obs.echo = std::mem::take(&mut runner.echo);

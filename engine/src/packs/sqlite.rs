@@ -157,8 +157,8 @@ pub async fn collect(
     for (tool, param, extra) in working {
         let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
         for p in &TIMEOUT_PROBES {
-            let probe = RunawayCall { call: c.send_uncounted(p.name, p.sends).await, ran: false };
-            let decided = timeout_step(&probe).decided();
+            let probe = RunawayCall { call: c.send_uncounted(p.name, p.sends).await, ran: false, seconds: None };
+            let decided = timeout_step(&probe, None).decided();
             obs.timeout.push(probe);
             if decided {
                 break;
@@ -213,6 +213,7 @@ impl Ctx<'_, '_, '_> {
             probe: probe.to_string(),
             tool: self.tool.to_string(),
             role: "sqlite".to_string(),
+            arg: self.param.to_string(),
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],

@@ -360,6 +360,20 @@ impl<'a> Runner<'a> {
         counted: bool,
     ) -> Reply {
         let wait = if self.answered == 0 && self.unanswered > 0 { self.short_wait() } else { self.timeout };
+        self.send_call_within(live, tool, args, what, counted, wait).await
+    }
+
+    /// `send_call` with its own wait: a probe whose verdict needs a longer one (a runaway
+    /// statement a server may stop only after the probe timeout).
+    pub(crate) async fn send_call_within(
+        &mut self,
+        live: &mut Live,
+        tool: &str,
+        args: Value,
+        what: &str,
+        counted: bool,
+        wait: Duration,
+    ) -> Reply {
         let params = serde_json::json!({"name": tool, "arguments": args});
         let reply = live.session.request_within("tools/call", params, what, wait).await;
         self.note(live, &reply, what, counted);
