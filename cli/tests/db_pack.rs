@@ -343,15 +343,80 @@ fn a_tool_that_only_explains_is_set_aside_once() {
             "explain_query: its control answered with a query plan, not rows: it explains SQL and runs none, so no db check judges it"
         ]
     );
-    let db = rec["checks"].as_array().unwrap().iter().filter(|c| c["pack"] == "db");
+    let db: Vec<&serde_json::Value> = rec["checks"].as_array().unwrap().iter().filter(|c| c["pack"] == "db").collect();
+    assert_eq!(db.len(), CHECKS.len());
     for c in db {
         assert!(!c.to_string().contains("explain_query"), "{c}");
     }
 }
 
+/// The tools toy-sql lists when started with `dsn` as its DATABASE_URL (no database is
+/// needed to list them).
+fn tools_listed_with(mode: &str, dsn: &str) -> Vec<serde_json::Value> {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(toy_sql())
+        .args(["--mode", mode])
+        .env("DATABASE_URL", dsn)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("toy-sql starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let listed = loop {
+        let line = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).expect("an answer");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v["result"]["tools"].as_array().unwrap().clone();
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    listed
+}
+
+/// The toy behind `an_instance_that_lists_its_tool_in_other_words_keeps_it` has the
+/// shape it stands for: restarted as another role, its listing reads as a writer.
+#[test]
+fn the_shifting_toy_lists_its_tool_in_other_words_as_another_role() {
+    use sealmark_engine::tools::ToolInfo;
+    let first = tools_listed_with("shifting-list", "postgres://sm_analyst:pw@127.0.0.1:1/sealmark_seed");
+    let later = tools_listed_with("shifting-list", "postgres://sm_admin:pw@127.0.0.1:1/sealmark_seed");
+    let names =
+        |tools: &[serde_json::Value]| tools.iter().map(|t| t["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&first), ["query"]);
+    assert_eq!(names(&later), ["catalog", "query"]);
+    let query =
+        |tools: &[serde_json::Value]| ToolInfo::from_value(tools.iter().find(|t| t["name"] == "query").unwrap());
+    let none = std::collections::BTreeMap::new();
+    assert_eq!(sealmark_engine::classify::sql_writes(&query(&first), &none), None);
+    assert_eq!(
+        sealmark_engine::classify::sql_writes(&query(&later), &none).as_deref(),
+        Some("its description says it writes (\"any SQL\")"),
+        "classified again from this listing, the tool would be dropped as a writer"
+    );
+}
+
 #[test]
 fn an_instance_that_lists_its_tool_in_other_words_keeps_it() {
     let (rec, _) = check("shifting-list");
+    // The main session's classification: a read tool, though later instances list it as "any SQL".
+    assert_eq!(rec["observations"]["db"]["writers"], serde_json::json!([]));
     assert_eq!(rec["observations"]["db"]["tools"], serde_json::json!(["query"]));
     assert_eq!(rec["packs"]["db"]["grade"]["letter"], "A");
 }

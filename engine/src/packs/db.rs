@@ -81,10 +81,7 @@ pub async fn collect(
                         "{}: its control answered with a query plan, not rows: it explains SQL and runs none, so no db check judges it",
                         target.tool
                     ));
-                    obs.tools.retain(|t| t != &target.tool);
-                    obs.writers.retain(|(t, _)| t != &target.tool);
-                    obs.annotations.retain(|(t, _, _)| t != &target.tool);
-                    obs.explainers.push(control);
+                    set_aside(&mut obs, control);
                 } else {
                     obs.controls.push(control);
                 }
@@ -177,6 +174,15 @@ pub async fn collect(
 /// Whether a control was answered with a query plan instead of its row.
 fn explains(control: &DbCall) -> bool {
     matches!(&control.answer, Answer::Success { text } if !text.contains(ROLE) && PLAN.is_match(text))
+}
+
+/// Takes a tool whose control was answered with a plan out of every list a judge reads,
+/// and keeps that control as the reason.
+fn set_aside(obs: &mut DbObservations, control: DbCall) {
+    obs.tools.retain(|t| t != &control.tool);
+    obs.writers.retain(|(t, _)| t != &control.tool);
+    obs.annotations.retain(|(t, _, _)| t != &control.tool);
+    obs.explainers.push(control);
 }
 
 /// A SQL tool to aim: its SQL argument, values for its other required arguments, and
@@ -314,9 +320,8 @@ struct Ctx<'c, 'r, 'a> {
     live: &'c mut Live,
     seed: &'c Seed,
     tool: &'a str,
-    param: &'a str,
+    target: &'a Target,
     role: &'a str,
-    extra: &'a Map<String, Value>,
     caveats: &'c mut Vec<String>,
 }
 
@@ -329,8 +334,7 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
         role: &'a str,
         caveats: &'c mut Vec<String>,
     ) -> Self {
-        let Target { tool, param, extra, .. } = target;
-        Ctx { runner, live, seed, tool, param, extra, role, caveats }
+        Ctx { runner, live, seed, tool: &target.tool, target, role, caveats }
     }
 
     fn call(&self, probe: &str, sql: &str) -> DbCall {
@@ -338,7 +342,7 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
             probe: probe.to_string(),
             tool: self.tool.to_string(),
             role: self.role.to_string(),
-            arg: self.param.to_string(),
+            arg: self.target.param.clone(),
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],
@@ -348,8 +352,8 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
     }
 
     fn args(&self, sql: &str) -> Value {
-        let mut args = self.extra.clone();
-        args.insert(self.param.to_string(), Value::String(sql.to_string()));
+        let mut args = self.target.extra.clone();
+        args.insert(self.target.param.clone(), Value::String(sql.to_string()));
         Value::Object(args)
     }
 
