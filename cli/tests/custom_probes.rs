@@ -392,3 +392,24 @@ fn run_warns_about_paths_outside_the_sandbox() {
     assert!(out.contains(&format!("  - {listed}")), "{out}");
     assert!(out.contains("SECRET_STORE=<redacted>") && !out.contains("/srv/data"), "{out}");
 }
+
+/// The program a command runs is read, not written: behind an `env` prefix, the toy's
+/// absolute path and a PATH entry are its location, and only the data path is named.
+#[test]
+fn the_program_s_own_path_is_not_a_path_outside_the_sandbox() {
+    let scratch = Scratch::new();
+    let toy = toy_server();
+    let args = ["PATH=/usr/local/bin:/usr/bin:/bin", "DATA_DIR=/srv/data", toy.to_str().unwrap(), "{sandbox}"];
+    let cfg = scratch.config_for(Path::new("env"), &args, "");
+    let (out, err, code) = text_run(&scratch, &["run", "--pack", "core", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("outside the sandbox")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "sealmark: warning: server.args[1] names /srv/data, outside the sandbox: writes there are not observed (use {sandbox} or {sandbox_home})"
+        ],
+        "{err}"
+    );
+    assert!(out.contains("server.args[1] names an absolute path") && !out.contains("server.args[2]"), "{out}");
+}

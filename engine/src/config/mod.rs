@@ -15,6 +15,7 @@ use std::fmt;
 
 pub mod import;
 pub mod probes;
+mod program;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
 pub const TOP_KEYS: [&str; 13] = [
@@ -332,14 +333,22 @@ impl Config {
             .any(|t| t.contains(text))
     }
 
-    /// Config values that name an absolute path outside the sandbox, with their key:
-    /// writes there are not observed by any pack, so `run` and `doctor` warn about them.
+    /// Config values that name an absolute path outside the sandbox as data, with their
+    /// key: writes there are not observed by any pack, so `run` and `doctor` warn about them.
     fn outside_sandbox(&self) -> Vec<(String, &str)> {
         let at = self.server.key();
         let (command, url, headers) = (format!("{at}.command"), format!("{at}.url"), format!("{at}.headers"));
+        // Where the program is found is read, not written: only data paths are worth a word.
+        let mut program: Vec<String> =
+            program::program_args(self.server.command.as_deref().unwrap_or(""), &self.server.args)
+                .into_iter()
+                .map(|i| format!("{at}.args[{i}]"))
+                .collect();
+        program
+            .extend(self.server.env.keys().filter(|k| program::locates_programs(k)).map(|k| format!("{at}.env.{k}")));
         self.server_texts()
             .into_iter()
-            .filter(|(key, _)| *key != command && *key != url && !key.starts_with(&headers))
+            .filter(|(key, _)| *key != command && *key != url && !key.starts_with(&headers) && !program.contains(key))
             .filter_map(|(key, text)| {
                 let value = text.split_once('=').map_or(text, |(_, v)| v);
                 let absolute = value.starts_with('/') || value.starts_with("~/");
