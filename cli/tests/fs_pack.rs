@@ -257,3 +257,59 @@ fn a_file_tool_with_a_url_flag_is_aimed_by_the_net_pack() {
     assert!(c["summary"].as_str().unwrap().contains("on read_file"), "{}", c["summary"]);
     assert_eq!(c["evidence"][0]["verifiedBy"], "listener");
 }
+
+/// A run of a slow-tool mode with a short probe timeout: its record.
+fn slow_run(mode: &str) -> serde_json::Value {
+    let scratch = Scratch::new();
+    let cfg = scratch.config_args(&["--mode", mode, "--notify", "{listener}", "{sandbox}"], "timeout_probe_sec: 2\n");
+    let (rec, _) = record_of(&scratch, &cfg);
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes: {:?}", scratch.survivors());
+    rec
+}
+
+fn check_of<'r>(rec: &'r serde_json::Value, id: &str) -> &'r serde_json::Value {
+    rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()
+}
+
+/// The evidence line of long_operation's benign call in a check.
+fn long_operation_line(rec: &serde_json::Value, id: &str) -> String {
+    let check = check_of(rec, id);
+    let line = check["evidence"].as_array().unwrap().iter().find(|e| e["tool"] == "long_operation");
+    line.unwrap_or_else(|| panic!("{id}: no line for long_operation: {check}"))["outcome"].as_str().unwrap().to_string()
+}
+
+/// A read-only, closed-world tool that outlasts the probe timeout is left out with its
+/// own line while the other tools are judged; an earlier probe's request that arrives
+/// during its call (the server fetches its last URL again on every call) is that
+/// probe's, not the tool's. Five runs, one verdict.
+#[test]
+fn a_slow_tool_and_a_late_request_give_one_effects_verdict_in_five_runs() {
+    let runs: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..5).map(|_| s.spawn(|| slow_run("slow-and-late"))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for rec in &runs {
+        for (id, want) in CHECKS.iter().zip(GOOD) {
+            assert_eq!(verdict(rec, id), want, "{id}: {}", check_of(rec, id)["summary"]);
+        }
+        for id in ["effects-read-only", "effects-closed-world"] {
+            let summary = check_of(rec, id)["summary"].as_str().unwrap().to_string();
+            assert!(summary.contains("(long_operation left out: no answer within the probe timeout)"), "{summary}");
+            let line = long_operation_line(rec, id);
+            assert!(line.contains("left out: a call that did not finish in time proves nothing either way"), "{line}");
+        }
+        let line = long_operation_line(rec, "effects-closed-world");
+        assert!(line.contains("an earlier probe's request arriving late, not charged to this call"), "{line}");
+    }
+}
+
+/// The flaw beside it: the slow tool connects out before it sleeps. Its call never
+/// finishes, but the connection was made during it and no earlier probe explains it.
+#[test]
+fn a_slow_closed_world_tool_that_connects_out_fails_effects_closed_world() {
+    let rec = slow_run("slow-phones-home");
+    assert_eq!(verdict(&rec, "effects-closed-world"), Fail, "{}", check_of(&rec, "effects-closed-world")["summary"]);
+    assert_eq!(verdict(&rec, "effects-read-only"), Pass, "{}", check_of(&rec, "effects-read-only")["summary"]);
+    let line = long_operation_line(&rec, "effects-closed-world");
+    assert!(line.contains("accepted 1 connection(s) during the call that no earlier probe explains"), "{line}");
+}

@@ -115,8 +115,11 @@ pub struct FsCall {
     pub leaked: Option<String>,
     /// What the observer saw change during the call.
     pub changes: Vec<String>,
-    /// Whether the loopback listener was contacted during the call.
+    /// Connections to the loopback listener during the call that no earlier probe explains.
     pub listener_hits: u32,
+    /// Requests during the call that belong to an earlier probe (arriving late).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub late_hits: Vec<String>,
 }
 
 impl FsCall {
@@ -462,6 +465,48 @@ pub fn large_read(obs: &FsObservations) -> Finding {
     }
 }
 
+/// A benign call that got no answer in time: a slow tool. Unless it showed what the
+/// check looks for while it ran, it proves nothing either way, and it is left out
+/// while the other calls are judged.
+fn slow(c: &FsCall) -> bool {
+    c.answer == Answer::Timeout
+}
+
+/// The evidence line of a slow call, and the clause a verdict adds about the slow calls.
+fn slow_evidence(c: &FsCall, by: VerifiedBy) -> Evidence {
+    c.evidence(
+        format!(
+            "{}; left out: a call that did not finish in time proves nothing either way{}",
+            c.reply(),
+            late_clause(c)
+        ),
+        by,
+        "effects.slow",
+    )
+}
+
+/// The clause a verdict adds about the calls `judged` leaves out.
+fn slow_clause(calls: &[&FsCall], judged: &[&FsCall]) -> String {
+    let slow: Vec<&str> =
+        calls.iter().filter(|c| !judged.iter().any(|j| std::ptr::eq(*j, **c))).map(|c| c.tool.as_str()).collect();
+    if slow.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} left out: no answer within the probe timeout)", slow.join(", "))
+    }
+}
+
+/// What the listener saw during a call that an earlier probe explains, as a clause.
+fn late_clause(c: &FsCall) -> String {
+    if c.late_hits.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the listener also got {}, an earlier probe's request arriving late, not charged to this call",
+        clip(&c.late_hits.join(", "), 160)
+    )
+}
+
 fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, none: &str) -> Finding {
     if calls.is_empty() {
         return Finding::new(Verdict::Na, none, vec![]);
@@ -473,7 +518,9 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
         let c = &b.call;
         answered += usize::from(c.answered());
         let changes = without_noise(&c.changes, &obs.noise);
-        if changes.is_empty() {
+        if changes.is_empty() && slow(c) {
+            evidence.push(slow_evidence(c, VerifiedBy::Sandbox));
+        } else if changes.is_empty() {
             evidence.push(c.evidence(
                 format!("{}; the sandbox was unchanged", c.reply()),
                 VerifiedBy::Sandbox,
@@ -488,7 +535,9 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
             changed.push((c, changes));
         }
     }
-    let tools: Vec<&str> = calls.iter().map(|b| b.call.tool.as_str()).collect();
+    let all: Vec<&FsCall> = calls.iter().map(|b| &b.call).collect();
+    let left_out = |c: &FsCall| slow(c) && without_noise(&c.changes, &obs.noise).is_empty();
+    let judged: Vec<&FsCall> = all.iter().copied().filter(|c| !left_out(c)).collect();
     if let Some((first, changes)) = changed.first() {
         return Finding::new(
             Verdict::Fail,
@@ -497,14 +546,19 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
         );
     }
     if answered == 0 {
-        return Finding::new(Verdict::Inconclusive, "no benign call was answered", evidence);
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("no benign call was answered{}", slow_clause(&all, &judged)),
+            evidence,
+        );
     }
-    if let Some(why) = unanswered_names(&calls.iter().map(|b| &b.call).collect::<Vec<_>>()) {
+    if let Some(why) = unanswered_names(&judged) {
         return Finding::new(Verdict::Inconclusive, format!("nothing changed, but {why}"), evidence);
     }
+    let tools: Vec<&str> = judged.iter().map(|c| c.tool.as_str()).collect();
     Finding::new(
         Verdict::Pass,
-        format!("{} {what} and changed nothing during a benign call", tools.join(", ")),
+        format!("{} {what} and changed nothing during a benign call{}", tools.join(", "), slow_clause(&all, &judged)),
         evidence,
     )
 }
@@ -530,8 +584,8 @@ pub fn effects_unannotated(obs: &FsObservations) -> Finding {
 }
 
 pub fn effects_closed_world(obs: &FsObservations) -> Finding {
-    let calls: Vec<&BenignCall> =
-        obs.benign.iter().filter(|b| b.open_world == Some(false) && !b.aimed_at_listener).collect();
+    let calls: Vec<&FsCall> =
+        obs.benign.iter().filter(|b| b.open_world == Some(false) && !b.aimed_at_listener).map(|b| &b.call).collect();
     if calls.is_empty() {
         return Finding::new(Verdict::Na, "no tool declared closed-world could be called", vec![]);
     }
@@ -540,18 +594,24 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
     }
     let mut evidence = Vec::new();
     let mut hit = Vec::new();
-    for b in &calls {
-        let c = &b.call;
+    for c in &calls {
         if c.listener_hits > 0 {
             hit.push(c.tool.as_str());
             evidence.push(c.evidence(
-                format!("{}; the loopback listener saw {} connection(s) during the call", c.reply(), c.listener_hits),
+                format!(
+                    "{}; the loopback listener accepted {} connection(s) during the call that no earlier probe explains{}",
+                    c.reply(),
+                    c.listener_hits,
+                    late_clause(c)
+                ),
                 VerifiedBy::Listener,
                 "effects.listener.hit",
             ));
+        } else if slow(c) {
+            evidence.push(slow_evidence(c, VerifiedBy::Listener));
         } else {
             evidence.push(c.evidence(
-                format!("{}; nothing connected to the loopback listener", c.reply()),
+                format!("{}; nothing connected to the loopback listener{}", c.reply(), late_clause(c)),
                 VerifiedBy::Listener,
                 "effects.listener.quiet",
             ));
@@ -567,14 +627,23 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
             evidence,
         );
     }
-    if let Some(why) = unanswered_names(&calls.iter().map(|b| &b.call).collect::<Vec<_>>()) {
+    let judged: Vec<&FsCall> = calls.iter().copied().filter(|c| !slow(c)).collect();
+    if judged.is_empty() {
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("no closed-world call finished{}", slow_clause(&calls, &judged)),
+            evidence,
+        );
+    }
+    if let Some(why) = unanswered_names(&judged) {
         return Finding::new(Verdict::Inconclusive, format!("nothing connected, but {why}"), evidence);
     }
     Finding::new(
         Verdict::Pass,
         format!(
-            "{} closed-world tool(s) called; nothing connected to the loopback listener during the calls (a tool not pointed at it can only show that it did not connect to it)",
-            calls.len()
+            "{} closed-world tool(s) called; nothing connected to the loopback listener during the calls{} (a tool not pointed at it can only show that it did not connect to it)",
+            judged.len(),
+            slow_clause(&calls, &judged)
         ),
         evidence,
     )

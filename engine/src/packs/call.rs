@@ -6,7 +6,6 @@ use crate::judge::fs::diff;
 use crate::session::Reply;
 use crate::session::observer::Observer;
 use crate::session::runner::{Held, Live, Runner};
-use crate::targets::listener::Listener;
 use crate::text::clip;
 use serde_json::Value;
 use std::time::Duration;
@@ -19,9 +18,17 @@ pub struct Watched {
     pub reply: Reply,
     /// What changed in the observed directories.
     pub changes: Vec<String>,
-    /// Connections the loopback listener accepted.
+    /// Connections the loopback listener accepted during the call that no earlier
+    /// probe explains.
     pub listener_hits: u32,
+    /// Requests that arrived during the call but name an earlier probe (its token, or a
+    /// fetcher's robots.txt): that probe's, arriving late, never charged to this call.
+    pub late_hits: Vec<String>,
 }
+
+/// How long a connection accepted during a call is given to send its request, so that
+/// the request says whose it is.
+const HEAD_WAIT: Duration = Duration::from_millis(500);
 
 /// Sends one counted call between two snapshots of `observer`'s directories and two
 /// counts of the listener's connections, unless the pack's calls are held. `settle`:
@@ -40,13 +47,25 @@ pub async fn watched(
     }
     let listener = runner.targets.listener.as_ref();
     let before = observer.snapshot();
-    let hits = listener.map_or(0, Listener::hits);
+    let (from, accepted) = listener.map_or((0, 0), |l| (l.recorded(), l.hits()));
     let reply = runner.send_call(live, tool, args, what, true).await;
     if listener.is_some() && !settle.is_zero() {
         tokio::time::sleep(settle).await;
     }
-    let listener_hits = listener.map_or(0, Listener::hits) - hits;
-    Ok(Watched { reply, changes: diff(&before, &observer.snapshot()), listener_hits })
+    let (mut listener_hits, mut late_hits) = (0, Vec::new());
+    if let Some(l) = listener {
+        let seen = l.headed_since(from, HEAD_WAIT).await;
+        // Connections past the listener's record bound explain nothing: all are charged.
+        let unrecorded = (l.hits() - accepted).saturating_sub(seen.len() as u32);
+        listener_hits = unrecorded;
+        for hit in &seen {
+            match l.earlier_probe(hit) {
+                Some(probe) => late_hits.push(format!("{} ({probe})", crate::text::clip(&hit.line, 120))),
+                None => listener_hits += 1,
+            }
+        }
+    }
+    Ok(Watched { reply, changes: diff(&before, &observer.snapshot()), listener_hits, late_hits })
 }
 
 /// The text of a tools/call result, and whether it reports an error.

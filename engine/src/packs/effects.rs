@@ -55,6 +55,9 @@ fn harmless(tool: &ToolInfo, class: &Classification, control_url: &str) -> Optio
     Some(args)
 }
 
+/// How long the listener's open connections are given to finish before the calls.
+const QUIET_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The name of a tool no server has: a call to it can do nothing but be refused.
 pub const NO_SUCH_TOOL: &str = "sealmark_no_such_tool";
 
@@ -87,6 +90,10 @@ pub async fn collect(
     let mut out = Vec::new();
     let todo: Vec<(&ToolInfo, &Classification)> =
         tools.iter().zip(classes).filter(|(t, c)| !done.contains(&t.name) && wanted(t, c)).collect();
+    // What earlier packs' fetches still stream finishes before the first benign call.
+    if let Some(l) = listener.filter(|_| !todo.is_empty()) {
+        l.settle(0, QUIET_LIMIT).await;
+    }
     let noise = if todo.is_empty() { Vec::new() } else { noise(runner, live, &mut observer).await };
     for (tool, class) in todo {
         let Some(args) = harmless(tool, class, &control_url) else {
@@ -107,12 +114,14 @@ pub async fn collect(
             leaked: None,
             changes: vec![],
             listener_hits: 0,
+            late_hits: vec![],
         };
         let what = format!("benign on {}", tool.name);
         match watched(runner, live, &mut observer, &tool.name, shown, &what, SETTLE).await {
             Err(held) => call.answer = held.not_sent(),
             Ok(seen) => {
                 call.listener_hits = seen.listener_hits;
+                call.late_hits = seen.late_hits;
                 call.changes = seen.changes;
                 if let Reply::Result(r) = &seen.reply {
                     call.text_bytes = call_text(r).0.len();
@@ -124,6 +133,11 @@ pub async fn collect(
             }
         }
         let _ = sandbox.restore();
+        // A slow call may still be running: a fresh server keeps what it goes on to do
+        // out of the next call's window.
+        if call.answer == Answer::Timeout && live.gone.is_none() && !runner.relaunch(live).await {
+            runner.gaps.push(format!("effects: the server could not be restarted after {what} got no answer"));
+        }
         out.push(BenignCall {
             call,
             writes: false,

@@ -76,6 +76,7 @@ impl Probe<'_, '_> {
             leaked: None,
             changes: vec![],
             listener_hits: 0,
+            late_hits: vec![],
         };
         let what = format!("{probe} on {tool}");
         // Only benign calls are judged by the listener: only they wait for a late connection.
@@ -112,6 +113,7 @@ impl Probe<'_, '_> {
             leaked,
             changes: watched.changes,
             listener_hits: watched.listener_hits,
+            late_hits: watched.late_hits,
         }
     }
 }

@@ -103,14 +103,22 @@ struct Called {
     text: String,
     effects: Vec<String>,
     repo_changes: Vec<String>,
-    /// Connections the loopback listener accepted during the call.
+    /// Connections the loopback listener accepted during the call, and earlier probes'
+    /// requests that arrived meanwhile.
     listener_hits: u32,
+    late_hits: Vec<String>,
 }
 
 impl Caller<'_, '_> {
     async fn call(&mut self, tool: &str, args: Map<String, Value>, probe: &str) -> Called {
-        let nothing =
-            |answer| Called { answer, text: String::new(), effects: vec![], repo_changes: vec![], listener_hits: 0 };
+        let nothing = |answer| Called {
+            answer,
+            text: String::new(),
+            effects: vec![],
+            repo_changes: vec![],
+            listener_hits: 0,
+            late_hits: vec![],
+        };
         let what = format!("{probe} on {tool}");
         let args = Value::Object(args);
         let seen = match watched(self.runner, self.live, &mut self.observer, tool, args, &what, Duration::ZERO).await {
@@ -137,7 +145,7 @@ impl Caller<'_, '_> {
             Answer::Success { text } => Answer::Success { text: clip(&text, 300) },
             other => other,
         };
-        Called { answer, text, effects, repo_changes, listener_hits: seen.listener_hits }
+        Called { answer, text, effects, repo_changes, listener_hits: seen.listener_hits, late_hits: seen.late_hits }
     }
 }
 
@@ -216,6 +224,7 @@ pub async fn collect(
                     leaked: None,
                     changes,
                     listener_hits: c.listener_hits,
+                    late_hits: c.late_hits.clone(),
                 },
                 writes: false,
                 aimed_at_listener: false,

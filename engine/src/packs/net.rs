@@ -28,7 +28,9 @@ struct Caller<'r, 'a, 'l> {
 impl Caller<'_, '_, '_> {
     fn token(&mut self) -> String {
         self.next_token += 1;
-        format!("sm{:03}", self.next_token)
+        let token = format!("sm{:03}", self.next_token);
+        self.listener.issue(&token);
+        token
     }
 
     /// Calls `tool` with `url`; returns the probe with what the listener saw for `token`.

@@ -17,8 +17,8 @@ pub const CONTROL_BODY: &str = "sealmark-listener-control-ok";
 /// At most this many requests are kept.
 const MAX_RECORDED: usize = 10_000;
 
-/// One thing the listener saw.
-#[derive(Debug, Clone)]
+/// One connection the listener accepted, and what it sent.
+#[derive(Debug, Clone, Default)]
 pub struct Hit {
     /// The request line (`GET /t/sm001`), or the first bytes of a connection that did not speak HTTP.
     pub line: String,
@@ -30,6 +30,8 @@ pub struct Hit {
     /// whether all of them were written.
     pub sent: u64,
     pub completed: bool,
+    /// Whether the request (or what a connection that does not speak HTTP sent) was read.
+    pub headed: bool,
     /// Whether the listener has finished with this connection.
     pub done: bool,
 }
@@ -40,6 +42,8 @@ struct Log {
     hits: Vec<Hit>,
     /// Source ports of the harness's own connections (`Listener::own`): not counted.
     own: std::collections::BTreeSet<u16>,
+    /// The tokens probes have carried to the listener so far (`Listener::issue`).
+    issued: std::collections::BTreeSet<String>,
 }
 
 pub struct Listener {
@@ -86,6 +90,38 @@ impl Listener {
         }
     }
 
+    /// Notes that a probe carries `token` to the listener: a request that names it
+    /// later is that probe's, arriving late.
+    pub fn issue(&self, token: &str) {
+        let mut log = self.log.lock().expect("listener log");
+        if log.issued.len() < MAX_RECORDED {
+            log.issued.insert(token.to_string());
+        }
+    }
+
+    /// Which earlier probe a request belongs to: the issued token its path names, or a
+    /// fetcher's `/robots.txt`, which only a fetch of an earlier probe's URL asks for.
+    pub fn earlier_probe(&self, hit: &Hit) -> Option<String> {
+        if hit.path.ends_with("/robots.txt") {
+            return Some("robots.txt".to_string());
+        }
+        let log = self.log.lock().expect("listener log");
+        log.issued.iter().find(|t| hit.path.contains(t.as_str())).cloned()
+    }
+
+    /// The connections accepted from index `from` on, once each has sent its request
+    /// (waiting at most `limit` for the ones that have not).
+    pub async fn headed_since(&self, from: usize, limit: std::time::Duration) -> Vec<Hit> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let hits = self.since(from);
+            if tokio::time::Instant::now() >= deadline || hits.iter().all(|h| h.headed) {
+                return hits;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
     /// Connections seen so far, the harness's own left out.
     pub fn hits(&self) -> u32 {
         self.log.lock().expect("listener log").connections
@@ -127,12 +163,15 @@ async fn accept(socket: TcpListener, log: Arc<Mutex<Log>>, port: u16) {
             }
             log.connections += 1;
         }
+        // Recorded as it is accepted, so a connection belongs to the call during which it
+        // arrived, however late its request follows.
+        let index = record(&log, Hit::default());
         let _ = conn.set_nodelay(true);
-        tokio::spawn(serve(conn, log.clone(), port));
+        tokio::spawn(serve(conn, log.clone(), port, index));
     }
 }
 
-async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
+async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16, index: Option<usize>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     // Read the head (bounded in size and time).
@@ -151,18 +190,8 @@ async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
     let Some(end) = head_end else {
         // Not HTTP (a gopher or dict client, say): keep what it sent.
         let line = String::from_utf8_lossy(&buf[..buf.len().min(200)]).trim().to_string();
-        record(
-            &log,
-            Hit {
-                path: line.clone(),
-                line,
-                headers: vec![],
-                received: buf.len(),
-                sent: 0,
-                completed: false,
-                done: true,
-            },
-        );
+        let hit = Hit { path: line.clone(), line, received: buf.len(), headed: true, done: true, ..Hit::default() };
+        update(&log, index, hit);
         return;
     };
     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
@@ -180,10 +209,11 @@ async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
         received: buf.len(),
         sent: 0,
         completed: false,
+        headed: true,
         done: false,
     };
     // Recorded at once, so a probe sees the hit even while a big reply still streams.
-    let index = record(&log, hit.clone());
+    update(&log, index, hit.clone());
     if let Some(token) = path.split("/redirect/").nth(1) {
         let location = format!("http://127.0.0.1:{port}/t/{token}");
         let reply =
@@ -213,6 +243,10 @@ async fn serve(mut conn: TcpStream, log: Arc<Mutex<Log>>, port: u16) {
     }
     let _ = conn.shutdown().await;
     hit.done = true;
+    update(&log, index, hit);
+}
+
+fn update(log: &Arc<Mutex<Log>>, index: Option<usize>, hit: Hit) {
     if let Some(i) = index {
         log.lock().expect("listener log").hits[i] = hit;
     }
