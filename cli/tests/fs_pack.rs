@@ -33,6 +33,8 @@ const EXPECTED: &[(&str, &[(&str, Verdict)])] = &[
     ("broken-reads", &[("fs-read-escape", Inconclusive), ("fs-large-read", Inconclusive), ("effects-read-only", Pass)]),
     // A call log rewritten under HOME on every call is the server's noise, not an escape.
     ("call-log-home", &[]),
+    // A history of the calls that are not reads, under HOME: the server's bookkeeping.
+    ("history-in-home", &[]),
     // One answer line of more than 8 MiB: too large, attributed to the read, no wait.
     ("huge-read", &[("fs-large-read", Fail)]),
 ];
@@ -159,6 +161,19 @@ fn a_log_the_server_rewrites_on_every_call_is_noise_not_an_escape() {
     let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "fs-write-escape").unwrap().clone();
     let noise = check["evidence"].as_array().unwrap().iter().find(|e| e["code"] == "fs.noise").unwrap().clone();
     assert!(noise["outcome"].as_str().unwrap().contains("{sandbox_home}/.toy/calls.log"), "{noise}");
+}
+
+/// A history file that write probes change, and a benign call of another tool too, is
+/// the server's baseline: listed, never an escape, never a read-only tool's write.
+#[test]
+fn a_history_the_server_keeps_under_home_is_its_baseline_not_an_escape() {
+    let rec = check_mode("history-in-home");
+    for id in ["fs-write-escape", "effects-read-only"] {
+        let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
+        let noise = check["evidence"].as_array().unwrap().iter().find(|e| e["code"] == "fs.noise");
+        let noise = noise.unwrap_or_else(|| panic!("{id}: no noise line: {check}"))["outcome"].clone();
+        assert!(noise.as_str().unwrap().contains("{sandbox_home}/.toy/history.jsonl"), "{id}: {noise}");
+    }
 }
 
 #[test]

@@ -169,11 +169,38 @@ pub struct FsObservations {
 
 impl FsObservations {
     /// The noise a write probe is judged without: what changes on a call that cannot do
-    /// anything, and what changed during the control reads.
+    /// anything, what changed during the control reads, and what any benign call
+    /// changed in the sandbox home (the server's own bookkeeping: a probe aims there at
+    /// nothing).
     fn write_noise(&self) -> Vec<String> {
         let mut noise = self.noise.clone();
         noise.extend(self.controls.iter().flat_map(|c| c.changes.iter().map(|x| changed_path(x).to_string())));
+        noise.extend(self.home_baseline(1));
         noise
+    }
+
+    /// The noise a benign call is judged without: what changes on a call that cannot do
+    /// anything, and what benign calls of two or more tools changed alike in the sandbox
+    /// home (a log or history of every call, not one tool's doing).
+    fn effects_noise(&self) -> Vec<String> {
+        let mut noise = self.noise.clone();
+        noise.extend(self.home_baseline(2));
+        noise
+    }
+
+    /// The paths under `{sandbox_home}` that benign calls of at least `tools` different
+    /// tools changed.
+    fn home_baseline(&self, tools: usize) -> Vec<String> {
+        let mut by_path: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
+        for b in &self.benign {
+            for change in &b.call.changes {
+                let path = changed_path(change);
+                if path.starts_with("{sandbox_home}/") {
+                    by_path.entry(path).or_default().insert(b.call.tool.as_str());
+                }
+            }
+        }
+        by_path.into_iter().filter(|(_, by)| by.len() >= tools).map(|(path, _)| path.to_string()).collect()
     }
 
     /// Evidence naming the noise left out, when there is some.
@@ -185,8 +212,8 @@ impl FsObservations {
             Evidence::new(
                 "noise",
                 format!(
-                    "changed by the server during calls that cannot do anything or during control reads, so not blamed on a probe: {}",
-                    clip(&list.join(", "), 200)
+                    "the server's own bookkeeping, changed during calls that cannot do anything, during control reads or (in the sandbox home) during benign calls too, so not blamed on a probe: {}",
+                    clip(&list.join(", "), 1000)
                 ),
                 VerifiedBy::Sandbox,
             )
@@ -511,13 +538,14 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
     if calls.is_empty() {
         return Finding::new(Verdict::Na, none, vec![]);
     }
-    let mut evidence: Vec<Evidence> = obs.noise_evidence(&obs.noise).into_iter().collect();
+    let noise = obs.effects_noise();
+    let mut evidence: Vec<Evidence> = obs.noise_evidence(&noise).into_iter().collect();
     let mut changed = Vec::new();
     let mut answered = 0;
     for b in &calls {
         let c = &b.call;
         answered += usize::from(c.answered());
-        let changes = without_noise(&c.changes, &obs.noise);
+        let changes = without_noise(&c.changes, &noise);
         if changes.is_empty() && slow(c) {
             evidence.push(slow_evidence(c, VerifiedBy::Sandbox));
         } else if changes.is_empty() {
@@ -536,7 +564,7 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
         }
     }
     let all: Vec<&FsCall> = calls.iter().map(|b| &b.call).collect();
-    let left_out = |c: &FsCall| slow(c) && without_noise(&c.changes, &obs.noise).is_empty();
+    let left_out = |c: &FsCall| slow(c) && without_noise(&c.changes, &noise).is_empty();
     let judged: Vec<&FsCall> = all.iter().copied().filter(|c| !left_out(c)).collect();
     if let Some((first, changes)) = changed.first() {
         return Finding::new(
@@ -679,6 +707,43 @@ mod tests {
         let changes =
             vec!["{sandbox_home}/.log was changed".to_string(), "{canary}/secret.txt was changed".to_string()];
         assert_eq!(without_noise(&changes, &noise), vec!["{canary}/secret.txt was changed"]);
+    }
+
+    fn benign(tool: &str, changes: &[&str]) -> BenignCall {
+        BenignCall {
+            call: FsCall {
+                probe: "benign".into(),
+                tool: tool.into(),
+                target: String::new(),
+                shown_args: Value::Null,
+                answer: Answer::Success { text: "ok".into() },
+                text_bytes: 2,
+                leaked: None,
+                changes: changes.iter().map(|c| c.to_string()).collect(),
+                listener_hits: 0,
+                late_hits: vec![],
+            },
+            writes: false,
+            aimed_at_listener: false,
+            read_only: Some(true),
+            open_world: None,
+            destructive: None,
+        }
+    }
+
+    /// A home path one benign call changed excuses a write probe (no probe aims there),
+    /// but only one two tools changed alike excuses a benign call; a path outside the
+    /// home never is either.
+    #[test]
+    fn the_home_baseline_is_what_benign_calls_change_there() {
+        let log = "{sandbox_home}/.history was changed";
+        let cache = "{sandbox}/.cache was changed";
+        let mut obs = FsObservations { benign: vec![benign("get_status", &[log, cache])], ..Default::default() };
+        assert_eq!(without_noise(&[log.to_string()], &obs.write_noise()), Vec::<String>::new());
+        assert_eq!(without_noise(&[log.to_string()], &obs.effects_noise()), vec![log]);
+        obs.benign.push(benign("list_jobs", &[log, cache]));
+        assert_eq!(without_noise(&[log.to_string(), cache.to_string()], &obs.effects_noise()), vec![cache]);
+        assert_eq!(effects_read_only(&obs).verdict, Verdict::Fail, "the root's cache is still a write");
     }
 
     #[test]

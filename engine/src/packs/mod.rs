@@ -128,6 +128,12 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
             (true, Ok(_), Some(l)) => {
                 runner.begin_pack(&mut live, "net").await;
                 net_obs = net::collect(&mut runner, &mut live, tools, &classes, l).await;
+                // A fetch may go on after its answer (a body still streaming, a client's
+                // retry), into the benign calls the git and effects packs time: those
+                // start on a fresh server, with nothing of the net pack's still running.
+                if l.hits() > 0 && runs(Pack::Effects) && live.gone.is_none() && !runner.relaunch(&mut live).await {
+                    runner.gaps.push("net: the server could not be restarted after the net pack".to_string());
+                }
             }
             (true, Err(why), _) => runner.gaps.push(format!("net: {why}")),
             _ => {}
