@@ -30,6 +30,11 @@ const WITHOUT_CONTROL: &[(&str, [Verdict; 3])] = &[
     // A spelling this machine cannot resolve fails to resolve in the server too: that
     // failed lookup is no evidence, and the explicit refusals of the rest decide.
     ("resolves-first", [Pass, Pass, Inconclusive]),
+    // Loopback refused for its address before any scheme is looked at: the far twins
+    // (a .invalid host) are refused for their scheme, which shows the rest.
+    ("address-first", [Pass, Pass, Inconclusive]),
+    // An address guard on http(s) only, and gopher fetched by hand: it reaches the listener.
+    ("fetches-gopher", [Pass, Fail, Inconclusive]),
 ];
 
 const CONTROL: &str = "net:\n  control_url: \"{listener}/control\"\n";
@@ -93,6 +98,33 @@ fn good_guard_passes_on_its_refusals_alone() {
         "{}",
         ssrf["evidence"][0]
     );
+}
+
+/// A guard that refuses loopback before it looks at the scheme passes on the far twins:
+/// the gopher spelling's line names its twin, and the twin's own line says why.
+#[test]
+fn an_address_guard_in_front_of_a_scheme_rule_passes_on_the_far_twins() {
+    let rec = check("address-first", false);
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-scheme-allowlist").unwrap().clone();
+    let line = |probe: &str| {
+        let e = check["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["probe"].as_str().unwrap().starts_with(&format!("{probe}: ")));
+        e.unwrap_or_else(|| panic!("no {probe} line: {check}"))["outcome"].as_str().unwrap().to_string()
+    };
+    assert!(line("gopher").contains("its far twin (the same scheme at a .invalid host"), "{}", line("gopher"));
+    assert!(line("gopher-far").starts_with("refused for its scheme: \"Only http and https"), "{}", line("gopher-far"));
+}
+
+/// A server that fetches gopher still fails on the listener's spelling; the far twin,
+/// whose host resolves nowhere, reaches nothing and fails nothing.
+#[test]
+fn fetching_gopher_fails_the_scheme_check_behind_an_http_guard() {
+    let rec = check("fetches-gopher", false);
+    let check = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-scheme-allowlist").unwrap().clone();
+    assert!(check["summary"].as_str().unwrap().ends_with("were fetched: gopher on fetch"), "{}", check["summary"]);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use super::Finding;
 use super::refusal::{self, Delivery, Outcome};
 use crate::model::{Evidence, Verdict, VerifiedBy};
+use crate::registry::net::FAR;
 use crate::text::{clip, visible};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -256,7 +257,27 @@ fn scheme_proof(obs: &NetObservations, p: &NetProbe) -> Option<&'static str> {
             "the tool fetches http (shown by the control or a probe that reached the listener), and this scheme reached nothing",
         );
     }
+    if far_twin(obs, p)
+        .is_some_and(|far| refusal::refuses_scheme(&far.text, far.delivery, std::slice::from_ref(&far.url)))
+    {
+        return Some(
+            "its far twin (the same scheme at a .invalid host, which no address rule refuses as loopback) was refused for its scheme",
+        );
+    }
     None
+}
+
+/// The far twin of a listener spelling (`gopher-far` of `gopher`) on the same tool.
+fn far_twin<'o>(obs: &'o NetObservations, p: &NetProbe) -> Option<&'o NetProbe> {
+    let name = format!("{}{FAR}", p.probe);
+    obs.schemes.iter().find(|f| f.tool == p.tool && f.probe == name)
+}
+
+/// A far twin's line: what came of it, as evidence for its listener spelling.
+fn far_evidence(p: &NetProbe) -> Evidence {
+    let refused = refusal::refuses_scheme(&p.text, p.delivery, std::slice::from_ref(&p.url));
+    let what = if refused { "refused for its scheme" } else { "not refused for its scheme" };
+    p.evidence(format!("{what}: {}", p.reply()), VerifiedBy::Response, "net.far")
 }
 
 pub fn scheme_allowlist(obs: &NetObservations) -> Finding {
@@ -265,8 +286,13 @@ pub fn scheme_allowlist(obs: &NetObservations) -> Finding {
     }
     let mut evidence = obs.control_evidence();
     let (mut failed, mut unproven) = (Vec::new(), Vec::new());
+    let mut judged = 0;
     for p in &obs.schemes {
-        if p.leaked || p.connections > 0 {
+        let far = p.probe.ends_with(FAR);
+        judged += usize::from(!far);
+        if far && !p.leaked && p.hits.is_empty() {
+            evidence.push(far_evidence(p));
+        } else if p.leaked || p.connections > 0 || !p.hits.is_empty() {
             let what = if p.leaked {
                 format!("the secret came back in the reply: {}", p.reply())
             } else {
@@ -300,9 +326,10 @@ pub fn scheme_allowlist(obs: &NetObservations) -> Finding {
     evidence.sort_by_key(|e| match e.code.as_deref() {
         Some("net.reached") => 0,
         Some("net.unproven") => 1,
+        Some("net.far") => 3,
         _ => 2,
     });
-    let n = obs.schemes.len();
+    let n = judged;
     if !failed.is_empty() {
         return Finding::new(
             Verdict::Fail,
@@ -434,15 +461,26 @@ mod tests {
         assert!(addresses_only_the_listener(&url, 40123));
     }
 
+    /// The listener, the sandbox, or (for a far twin, and only for one) a host under
+    /// .invalid, which resolves nowhere; every listener scheme has its twin.
     #[test]
-    fn scheme_probes_target_only_the_listener_or_the_sandbox() {
+    fn scheme_probes_target_only_the_listener_the_sandbox_or_nowhere() {
         for v in SCHEME_VARIANTS {
             let url = expand(v.sends, 40123, "sm001", "/sandbox/canary", "");
-            let ok = url.starts_with("file://localhost/sandbox/canary/")
-                || url.starts_with("file:///sandbox/canary/")
-                || url.starts_with("data:")
-                || url.split("://").nth(1).is_some_and(|r| r.starts_with("127.0.0.1:40123/"));
+            let rest = url.split("://").nth(1).unwrap_or_default();
+            let ok = if v.name.ends_with(FAR) {
+                rest.starts_with("sm001.sealmark.invalid/")
+            } else {
+                url.starts_with("file://localhost/sandbox/canary/")
+                    || url.starts_with("file:///sandbox/canary/")
+                    || url.starts_with("data:")
+                    || rest.starts_with("127.0.0.1:40123/")
+            };
             assert!(ok, "{} aims elsewhere: {url}", v.name);
+            if rest.starts_with("127.0.0.1:") {
+                let twin = format!("{}{FAR}", v.name);
+                assert!(SCHEME_VARIANTS.iter().any(|f| f.name == twin), "{} has no far twin", v.name);
+            }
         }
     }
 

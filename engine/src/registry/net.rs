@@ -61,11 +61,11 @@ declare_check! {
         decided_by: &[VerifiedBy::Listener, VerifiedBy::Response],
         probes: &SCHEME_VARIANTS,
         settings: &[],
-        proves_pass: "For each probe, an observation that it was not fetched and why: a refusal naming the scheme or protocol; or, for file: and data:, a declined reply without the file's canary or the data's token (reading them needs no network); or, for a scheme aimed at the listener, no connection there from a tool shown to fetch (a control fetch worked, or an http probe reached the listener). A refusal for the address alone does not show that the scheme is refused.",
-        verdict: "fail when the canary of {canary}/secret.txt or the token of a data: URL comes back, or the listener accepts a connection during the call. Otherwise each probe needs a reason it was not fetched: a declined reply that refuses the scheme or protocol (\"only http and https\", \"unsupported protocol\", \"missing an http:// or https:// protocol\"); for file: and data:, a declined reply without the secret (reading a file needs no network, so it was not read, whatever the wording: \"Failed to fetch robots.txt file:///robots.txt due to a connection issue\" passes this way); for the schemes aimed at the listener, no connection there from a tool shown to fetch (its control worked, or an http probe reached the listener). A refusal of the listener's address alone does not show the scheme is refused. pass when every probe has its reason; inconclusive otherwise.",
+        proves_pass: "For each probe, an observation that it was not fetched and why: a refusal naming the scheme or protocol; or, for file: and data:, a declined reply without the file's canary or the data's token (reading them needs no network); or, for a scheme aimed at the listener, its far twin (the same scheme at a host under .invalid) refused naming the scheme, or no connection there from a tool shown to fetch (a control fetch worked, or an http probe reached the listener). A refusal for the address alone does not show that the scheme is refused.",
+        verdict: "fail when the canary of {canary}/secret.txt or the token of a data: URL comes back, or the listener accepts a connection during the call. Otherwise each probe needs a reason it was not fetched: a declined reply that refuses the scheme or protocol (\"only http and https\", \"unsupported protocol\", \"missing an http:// or https:// protocol\"); for file: and data:, a declined reply without the secret (reading a file needs no network, so it was not read, whatever the wording: \"Failed to fetch robots.txt file:///robots.txt due to a connection issue\" passes this way); for the schemes aimed at the listener, a refusal naming the scheme of the same scheme's far twin (sent to {token}.sealmark.invalid, a name that resolves nowhere, so that a guard which refuses loopback addresses has no address to refuse), or no connection there from a tool shown to fetch (its control worked, or an http probe reached the listener). A refusal of the listener's address alone does not show the scheme is refused. A far twin fails only when its token comes back or reaches the listener; it is otherwise evidence for its listener spelling, not a probe of its own. pass when every probe has its reason; inconclusive otherwise.",
         fix: "Parse the URL and allow only the http and https schemes before doing anything else with it.",
         false_positives: "None for a canary or a connection: both exist only because of the probe.",
-        false_negatives: "A server with an address guard in front of a client that fetches other schemes refuses the listener-addressed probes for their address and is left inconclusive, never passed. Schemes beyond the seven are not tried.",
+        false_negatives: "A server with an address guard in front of a client that fetches other schemes refuses the listener-addressed probes for their address; unless it refuses the far twins in words that name the scheme, it is left inconclusive, never passed (a failed lookup of the .invalid host, or a reply that only reports a failed fetch, shows nothing). Schemes beyond the seven are not tried.",
         references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[918, 73] },
     }
 }
@@ -126,7 +126,7 @@ pub const REDIRECT_VARIANT: ProbeDoc =
     ProbeDoc::noted("redirect", "{control_url}/redirect/{token}", "302 to http://127.0.0.1:{port}/t/{token}");
 
 /// Schemes other than http(s). `{canary}` is the fs canary directory.
-pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
+pub const SCHEME_VARIANTS: [ProbeDoc; 11] = [
     ProbeDoc::new("file", "file://{canary}/secret.txt"),
     ProbeDoc::new("file-localhost", "file://localhost{canary}/secret.txt"),
     ProbeDoc::new("gopher", "gopher://127.0.0.1:{port}/_{token}"),
@@ -138,7 +138,19 @@ pub const SCHEME_VARIANTS: [ProbeDoc; 7] = [
         "data:text/plain;base64,{token_base64}",
         "the token, encoded, so only a decoded fetch shows it",
     ),
+    // The far twins of the listener's schemes: a host under .invalid resolves nowhere, so
+    // no address rule can refuse it as loopback, and a refusal of it is for its scheme.
+    ProbeDoc::noted("gopher-far", "gopher://{token}.sealmark.invalid/_{token}", FAR_NOTE),
+    ProbeDoc::noted("ftp-far", "ftp://{token}.sealmark.invalid/t/{token}", FAR_NOTE),
+    ProbeDoc::noted("dict-far", "dict://{token}.sealmark.invalid/d:{token}", FAR_NOTE),
+    ProbeDoc::noted("ldap-far", "ldap://{token}.sealmark.invalid/{token}", FAR_NOTE),
 ];
+
+/// What a far twin is for, on the check page.
+const FAR_NOTE: &str = "the same scheme at a host under .invalid, which resolves nowhere: a refusal naming the scheme here shows the listener's spelling was refused for its scheme too";
+
+/// The suffix of a far twin's name (`gopher-far` is `gopher`'s).
+pub const FAR: &str = "-far";
 
 /// The oversized reply, through the listener's own URL when no control URL is on it.
 pub const OVERSIZED_VARIANT: ProbeDoc = ProbeDoc::noted(
