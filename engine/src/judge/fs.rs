@@ -512,14 +512,12 @@ fn slow_evidence(c: &FsCall, by: VerifiedBy) -> Evidence {
     )
 }
 
-/// The clause a verdict adds about the calls `judged` leaves out.
-fn slow_clause(calls: &[&FsCall], judged: &[&FsCall]) -> String {
-    let slow: Vec<&str> =
-        calls.iter().filter(|c| !judged.iter().any(|j| std::ptr::eq(*j, **c))).map(|c| c.tool.as_str()).collect();
-    if slow.is_empty() {
+/// The clause a verdict adds about the tools whose calls were left out as slow.
+fn slow_clause(left_out: &[&str]) -> String {
+    if left_out.is_empty() {
         String::new()
     } else {
-        format!(" ({} left out: no answer within the probe timeout)", slow.join(", "))
+        format!(" ({} left out: no answer within the probe timeout)", left_out.join(", "))
     }
 }
 
@@ -540,7 +538,7 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
     }
     let noise = obs.effects_noise();
     let mut evidence: Vec<Evidence> = obs.noise_evidence(&noise).into_iter().collect();
-    let mut changed = Vec::new();
+    let (mut changed, mut judged, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
     let mut answered = 0;
     for b in &calls {
         let c = &b.call;
@@ -548,7 +546,11 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
         let changes = without_noise(&c.changes, &noise);
         if changes.is_empty() && slow(c) {
             evidence.push(slow_evidence(c, VerifiedBy::Sandbox));
-        } else if changes.is_empty() {
+            left_out.push(c.tool.as_str());
+            continue;
+        }
+        judged.push(c);
+        if changes.is_empty() {
             evidence.push(c.evidence(
                 format!("{}; the sandbox was unchanged", c.reply()),
                 VerifiedBy::Sandbox,
@@ -563,9 +565,6 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
             changed.push((c, changes));
         }
     }
-    let all: Vec<&FsCall> = calls.iter().map(|b| &b.call).collect();
-    let left_out = |c: &FsCall| slow(c) && without_noise(&c.changes, &noise).is_empty();
-    let judged: Vec<&FsCall> = all.iter().copied().filter(|c| !left_out(c)).collect();
     if let Some((first, changes)) = changed.first() {
         return Finding::new(
             Verdict::Fail,
@@ -576,7 +575,7 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
     if answered == 0 {
         return Finding::new(
             Verdict::Inconclusive,
-            format!("no benign call was answered{}", slow_clause(&all, &judged)),
+            format!("no benign call was answered{}", slow_clause(&left_out)),
             evidence,
         );
     }
@@ -586,7 +585,7 @@ fn benign_finding(obs: &FsObservations, calls: Vec<&BenignCall>, what: &str, non
     let tools: Vec<&str> = judged.iter().map(|c| c.tool.as_str()).collect();
     Finding::new(
         Verdict::Pass,
-        format!("{} {what} and changed nothing during a benign call{}", tools.join(", "), slow_clause(&all, &judged)),
+        format!("{} {what} and changed nothing during a benign call{}", tools.join(", "), slow_clause(&left_out)),
         evidence,
     )
 }
@@ -655,11 +654,12 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
             evidence,
         );
     }
-    let judged: Vec<&FsCall> = calls.iter().copied().filter(|c| !slow(c)).collect();
+    let (left_out, judged): (Vec<&FsCall>, Vec<&FsCall>) = calls.iter().partition(|c| slow(c));
+    let left_out: Vec<&str> = left_out.iter().map(|c| c.tool.as_str()).collect();
     if judged.is_empty() {
         return Finding::new(
             Verdict::Inconclusive,
-            format!("no closed-world call finished{}", slow_clause(&calls, &judged)),
+            format!("no closed-world call finished{}", slow_clause(&left_out)),
             evidence,
         );
     }
@@ -671,7 +671,7 @@ pub fn effects_closed_world(obs: &FsObservations) -> Finding {
         format!(
             "{} closed-world tool(s) called; nothing connected to the loopback listener during the calls{} (a tool not pointed at it can only show that it did not connect to it)",
             judged.len(),
-            slow_clause(&calls, &judged)
+            slow_clause(&left_out)
         ),
         evidence,
     )

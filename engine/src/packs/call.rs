@@ -31,8 +31,8 @@ pub struct Watched {
 const HEAD_WAIT: Duration = Duration::from_millis(500);
 
 /// Sends one counted call between two snapshots of `observer`'s directories and two
-/// counts of the listener's connections, unless the pack's calls are held. `settle`:
-/// how long a connection made as the call returns is given to arrive.
+/// looks at the listener's record, unless the pack's calls are held. `settle`: how long
+/// a connection made as the call returns is given to arrive.
 pub async fn watched(
     runner: &mut Runner<'_>,
     live: &mut Live,

@@ -74,7 +74,7 @@ pub async fn collect(
             // Every control first: a tool that only explains SQL is set aside before any
             // probe, and the write tools are known to stand beside a read tool or not.
             for target in all {
-                let mut c = Ctx::new(runner, &mut live, seed, target, role, &mut obs.caveats);
+                let mut c = Ctx { runner, live: &mut live, seed, target, role, caveats: &mut obs.caveats };
                 let control = c.send("control", CONTROL_SQL, false).await;
                 if explains(&control) {
                     runner.gaps.push(format!(
@@ -97,7 +97,7 @@ pub async fn collect(
         for target in queried {
             let tool = &target.tool;
             let caveats = &mut obs.caveats;
-            let mut c = Ctx::new(runner, &mut live, seed, target, role, caveats);
+            let mut c = Ctx { runner, live: &mut live, seed, target, role, caveats };
             if role != ROLE {
                 obs.role_controls.push(c.send("control", ROLE_CONTROL_SQL, false).await);
             }
@@ -319,28 +319,16 @@ struct Ctx<'c, 'r, 'a> {
     runner: &'c mut Runner<'r>,
     live: &'c mut Live,
     seed: &'c Seed,
-    tool: &'a str,
     target: &'a Target,
     role: &'a str,
     caveats: &'c mut Vec<String>,
 }
 
-impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
-    fn new(
-        runner: &'c mut Runner<'r>,
-        live: &'c mut Live,
-        seed: &'c Seed,
-        target: &'a Target,
-        role: &'a str,
-        caveats: &'c mut Vec<String>,
-    ) -> Self {
-        Ctx { runner, live, seed, tool: &target.tool, target, role, caveats }
-    }
-
+impl Ctx<'_, '_, '_> {
     fn call(&self, probe: &str, sql: &str) -> DbCall {
         DbCall {
             probe: probe.to_string(),
-            tool: self.tool.to_string(),
+            tool: self.target.tool.clone(),
             role: self.role.to_string(),
             arg: self.target.param.clone(),
             sql: sql.to_string(),
@@ -364,8 +352,8 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
             return call;
         }
         let before = self.seed.state().await;
-        let what = format!("{probe} on {}", self.tool);
-        let reply = self.runner.send_call(self.live, self.tool, self.args(sql), &what, true).await;
+        let what = format!("{probe} on {}", self.target.tool);
+        let reply = self.runner.send_call(self.live, &self.target.tool, self.args(sql), &what, true).await;
         call.answer = call_answer(Ok(reply));
         match (before, self.seed.state().await) {
             (Ok(before), Ok(after)) => call.changed = after.changes_since(&before),
@@ -398,7 +386,7 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
         let done = std::cell::Cell::new(false);
         let sent = std::time::Instant::now();
         let request = async {
-            let reply = self.runner.send_call_within(self.live, self.tool, args, probe, false, wait).await;
+            let reply = self.runner.send_call_within(self.live, &self.target.tool, args, probe, false, wait).await;
             done.set(true);
             reply
         };
@@ -431,7 +419,7 @@ impl<'c, 'r, 'a> Ctx<'c, 'r, 'a> {
             return (call, vec![]);
         }
         let args = self.args(PRIVILEGE_PROBE.sends);
-        let request = self.runner.send_call(self.live, self.tool, args, "privilege", true);
+        let request = self.runner.send_call(self.live, &self.target.tool, args, "privilege", true);
         let seed = self.seed;
         let watch = async {
             let mut seen: Vec<(String, bool)> = Vec::new();
