@@ -740,6 +740,12 @@ mod tests {
         let cache = "{sandbox}/.cache was changed";
         let mut obs = FsObservations { benign: vec![benign("get_status", &[log, cache])], ..Default::default() };
         assert_eq!(without_noise(&[log.to_string()], &obs.write_noise()), Vec::<String>::new());
+        let probe_only = "{sandbox_home}/new.txt was created";
+        assert_eq!(
+            without_noise(&[probe_only.to_string()], &obs.write_noise()),
+            vec![probe_only],
+            "no benign call made it"
+        );
         assert_eq!(without_noise(&[log.to_string()], &obs.effects_noise()), vec![log]);
         obs.benign.push(benign("list_jobs", &[log, cache]));
         assert_eq!(without_noise(&[log.to_string(), cache.to_string()], &obs.effects_noise()), vec![cache]);

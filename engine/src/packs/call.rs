@@ -21,8 +21,8 @@ pub struct Watched {
     /// Connections the loopback listener accepted during the call that no earlier
     /// probe explains.
     pub listener_hits: u32,
-    /// Requests that arrived during the call but name an earlier probe (its token, or a
-    /// fetcher's robots.txt): that probe's, arriving late, never charged to this call.
+    /// Requests that arrived during the call but name an earlier probe's token: that
+    /// probe's, arriving late, never charged to this call.
     pub late_hits: Vec<String>,
 }
 

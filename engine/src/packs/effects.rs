@@ -55,9 +55,6 @@ fn harmless(tool: &ToolInfo, class: &Classification, control_url: &str) -> Optio
     Some(args)
 }
 
-/// How long the listener's open connections are given to finish before the calls.
-const QUIET_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// The name of a tool no server has: a call to it can do nothing but be refused.
 pub const NO_SUCH_TOOL: &str = "sealmark_no_such_tool";
 
@@ -90,10 +87,6 @@ pub async fn collect(
     let mut out = Vec::new();
     let todo: Vec<(&ToolInfo, &Classification)> =
         tools.iter().zip(classes).filter(|(t, c)| !done.contains(&t.name) && wanted(t, c)).collect();
-    // What earlier packs' fetches still stream finishes before the first benign call.
-    if let Some(l) = listener.filter(|_| !todo.is_empty()) {
-        l.settle(0, QUIET_LIMIT).await;
-    }
     let noise = if todo.is_empty() { Vec::new() } else { noise(runner, live, &mut observer).await };
     for (tool, class) in todo {
         let Some(args) = harmless(tool, class, &control_url) else {

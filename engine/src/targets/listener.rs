@@ -99,12 +99,8 @@ impl Listener {
         }
     }
 
-    /// Which earlier probe a request belongs to: the issued token its path names, or a
-    /// fetcher's `/robots.txt`, which only a fetch of an earlier probe's URL asks for.
+    /// Which earlier probe a request belongs to: the issued token its path names.
     pub fn earlier_probe(&self, hit: &Hit) -> Option<String> {
-        if hit.path.ends_with("/robots.txt") {
-            return Some("robots.txt".to_string());
-        }
         let log = self.log.lock().expect("listener log");
         log.issued.iter().find(|t| hit.path.contains(t.as_str())).cloned()
     }
