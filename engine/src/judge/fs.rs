@@ -169,40 +169,34 @@ pub struct FsObservations {
 
 impl FsObservations {
     /// The noise a write probe is judged without: what changes on a call that cannot do
-    /// anything, what changed during the control reads, and what any benign call
-    /// changed in the sandbox home (the server's own bookkeeping: a probe aims there at
-    /// nothing).
+    /// anything, what changed during the control reads, what any benign call changed in
+    /// the sandbox home, and the server's bookkeeping there (a probe aims at nothing in
+    /// the home).
     fn write_noise(&self) -> Vec<String> {
         let mut noise = self.noise.clone();
         noise.extend(self.controls.iter().flat_map(|c| c.changes.iter().map(|x| changed_path(x).to_string())));
-        noise.extend(self.home_baseline(1));
+        let benign = self.benign.iter().map(|b| &b.call);
+        noise.extend(home_paths(benign, 1));
+        noise.extend(self.bookkeeping());
         noise
     }
 
     /// The noise a benign call is judged without: what changes on a call that cannot do
-    /// anything, and what benign calls of two or more tools changed alike in the sandbox
-    /// home (a log or history of every call, not one tool's doing).
+    /// anything, and the server's bookkeeping in the sandbox home.
     fn effects_noise(&self) -> Vec<String> {
         let mut noise = self.noise.clone();
-        noise.extend(self.home_baseline(2));
+        noise.extend(self.bookkeeping());
         noise
     }
 
-    /// The paths under `{sandbox_home}` that benign calls of at least `tools` different
-    /// tools changed.
-    fn home_baseline(&self, tools: usize) -> Vec<String> {
-        let mut by_path: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
-        for b in &self.benign {
-            for change in &b.call.changes {
-                let path = changed_path(change);
-                if path.starts_with("{sandbox_home}/") {
-                    by_path.entry(path).or_default().insert(b.call.tool.as_str());
-                }
-            }
-        }
-        by_path.into_iter().filter(|(_, by)| by.len() >= tools).map(|(path, _)| path.to_string()).collect()
+    /// The sandbox-home paths that changed during calls of two or more tools, any call
+    /// the fs and effects packs made: a log or history of every call, not one tool's
+    /// doing. Counting every call, not only the benign ones, catches a server that
+    /// writes its books on a timer, whichever call is running then.
+    fn bookkeeping(&self) -> Vec<String> {
+        let probes = [&self.controls, &self.reads, &self.writes, &self.links, &self.large].into_iter().flatten();
+        home_paths(probes.chain(self.benign.iter().map(|b| &b.call)), 2)
     }
-
     /// Evidence naming the noise left out, when there is some.
     fn noise_evidence(&self, noise: &[String]) -> Option<Evidence> {
         let shown: Vec<&String> =
@@ -220,6 +214,21 @@ impl FsObservations {
             .code("fs.noise")
         })
     }
+}
+
+/// The paths under `{sandbox_home}` that changed during calls of at least `tools`
+/// different tools.
+fn home_paths<'c>(calls: impl Iterator<Item = &'c FsCall>, tools: usize) -> Vec<String> {
+    let mut by_path: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
+    for c in calls {
+        for change in &c.changes {
+            let path = changed_path(change);
+            if path.starts_with("{sandbox_home}/") {
+                by_path.entry(path).or_default().insert(c.tool.as_str());
+            }
+        }
+    }
+    by_path.into_iter().filter(|(_, by)| by.len() >= tools).map(|(path, _)| path.to_string()).collect()
 }
 
 /// Probes that were sent but never answered (or not sent at all), named for a summary.
@@ -750,6 +759,14 @@ mod tests {
         obs.benign.push(benign("list_jobs", &[log, cache]));
         assert_eq!(without_noise(&[log.to_string(), cache.to_string()], &obs.effects_noise()), vec![cache]);
         assert_eq!(effects_read_only(&obs).verdict, Verdict::Fail, "the root's cache is still a write");
+        // A history flushed on a timer lands in one benign call and in a probe of another
+        // tool: still the server's books.
+        let flushed = "{sandbox_home}/.flushed was changed";
+        obs.benign = vec![benign("get_status", &[flushed])];
+        assert_eq!(without_noise(&[flushed.to_string()], &obs.effects_noise()), vec![flushed]);
+        obs.reads.push(benign("read_file", &[flushed]).call);
+        assert_eq!(without_noise(&[flushed.to_string()], &obs.effects_noise()), Vec::<String>::new());
+        assert_eq!(effects_read_only(&obs).verdict, Verdict::Pass);
     }
 
     #[test]
