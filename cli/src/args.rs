@@ -87,7 +87,8 @@ pub struct TargetArgs {
     /// Of a config with servers:, inspect only this one (default: each in turn).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// The server to run without a config: `-- <command> [args…]`.
+    /// The server to run without a config: `-- <command> [args…]`, or `-- <URL>` for one
+    /// already running at an http(s) URL.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -113,7 +114,8 @@ pub struct InitArgs {
     /// With --probes: print the calls as JSON, for a program.
     #[arg(long, requires = "probes", conflicts_with = "write")]
     pub json: bool,
-    /// The server command: `-- <command> [args…]` (required without --probes).
+    /// The server command: `-- <command> [args…]`, or `-- <URL>` for one already running
+    /// (required without --probes).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -259,7 +261,9 @@ pub struct RunArgs {
     /// always or never. Files are never coloured.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: ColorChoice,
-    /// The server to run, for the quick form without a config: `-- <command> [args…]`.
+    /// The server to run, for the quick form without a config: `-- <command> [args…]`, or
+    /// `-- <URL>` for one already running at an http(s) URL (its `user:password@` sent as a
+    /// Basic credential, and hidden in every output).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

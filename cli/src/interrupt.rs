@@ -39,7 +39,7 @@ pub fn run_to_end<F: Future>(work: F) -> Result<F::Output, u8> {
         Err((signal, code)) => {
             let cleaned = take_cleanup_notes();
             let what = if cleaned.is_empty() { "nothing was running yet".to_string() } else { cleaned.join("; ") };
-            eprintln!("sealmark: interrupted by {signal}: {what}");
+            say!("sealmark: interrupted by {signal}: {what}");
             Err(code)
         }
     }

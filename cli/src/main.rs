@@ -1,6 +1,12 @@
 //! The `sealmark` binary: parses the command line and dispatches; the work is in
 //! `sealmark-engine`.
 
+/// `eprintln!` with the loaded configs' credentials hidden: everything sealmark itself
+/// says on stderr goes through it.
+macro_rules! say {
+    ($($arg:tt)*) => { eprintln!("{}", $crate::hidden(&format!($($arg)*))) };
+}
+
 mod args;
 mod interrupt;
 mod publish;
@@ -12,6 +18,7 @@ mod terminal;
 
 use clap::Parser;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 /// Exit codes, as documented in `sealmark run --help`.
 pub mod exit {
@@ -69,6 +76,19 @@ fn main() -> ExitCode {
 
 /// Prints an error in the one format sealmark uses for its own input problems.
 pub fn usage_error(message: impl std::fmt::Display) -> u8 {
-    eprintln!("sealmark: error: {message}");
+    say!("sealmark: error: {message}");
     exit::USAGE
+}
+
+/// The literal credentials of every config loaded (`Config::secrets`).
+static SECRETS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Hides a config's credentials from everything printed from now on.
+pub fn keep_hidden(secrets: &[String]) {
+    SECRETS.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(secrets);
+}
+
+/// Text sealmark prints, with the known credentials and any URL's password hidden.
+pub fn hidden(text: &str) -> String {
+    sealmark_engine::config::secrets::hide(text, &SECRETS.lock().unwrap_or_else(|e| e.into_inner()))
 }

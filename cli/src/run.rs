@@ -68,7 +68,7 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(base) = &baseline {
         match compare_saved(base, &saved) {
             Ok(regressions) if regressions > 0 => {
-                eprintln!("sealmark: {regressions} regression(s) against the baseline");
+                say!("sealmark: {regressions} regression(s) against the baseline");
                 code = code.max(exit::BELOW_GATE);
             }
             Ok(_) => {}
@@ -93,15 +93,15 @@ fn compare_saved(base: &Saved, now: &Saved) -> Result<usize, String> {
                 match base.entry(name).and_then(|e| e.record.as_ref()) {
                     Some(before) => {
                         let comparison = compare(before, record);
-                        eprintln!("== {name} ==");
+                        say!("== {name} ==");
                         eprint!("{}", comparison.render());
                         regressions += comparison.regressions.len();
                     }
-                    None => eprintln!("== {name} ==\nnot in the baseline: nothing to compare"),
+                    None => say!("== {name} ==\nnot in the baseline: nothing to compare"),
                 }
             }
             for (name, _) in base.records().filter(|(name, _)| now.entry(name).is_none()) {
-                eprintln!("== {name} ==\nin the baseline, not in this run");
+                say!("== {name} ==\nin the baseline, not in this run");
             }
             Ok(regressions)
         }
@@ -135,18 +135,18 @@ fn replay_one(record: &mut Record, label: &str) {
     match rederive(record) {
         Ok(rederived) => {
             let differ: Vec<_> = rederived.iter().filter(|r| r.agreement != Agreement::Same).collect();
-            eprintln!(
+            say!(
                 "sealmark: {label}replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
                 rederived.len(),
                 differ.len()
             );
             for r in differ {
-                eprintln!("  {}", visible(&r.describe()));
+                say!("  {}", visible(&r.describe()));
             }
             rejudge(record, &rederived);
         }
         Err(why) => {
-            eprintln!("sealmark: {label}replay re-graded the stored verdicts: {why}");
+            say!("sealmark: {label}replay re-graded the stored verdicts: {why}");
             sealmark_engine::assemble::regrade(record);
         }
     }
@@ -174,9 +174,9 @@ fn live(args: &RunArgs) -> Result<Saved, u8> {
     };
     let (config, options) = prepare(args, config)?;
     for warning in config.paths_outside_sandbox() {
-        eprintln!("sealmark: warning: {warning}");
+        say!("sealmark: warning: {warning}");
     }
-    eprintln!("sealmark: running {}", describe_target(&config));
+    say!("sealmark: running {}", describe_target(&config));
     let progress = crate::terminal::Progress::of_run(args.quiet);
     let outcome = crate::interrupt::run_to_end(run_server(&config, &options));
     drop(progress);
@@ -184,16 +184,16 @@ fn live(args: &RunArgs) -> Result<Saved, u8> {
         Err(e) => return Err(usage_error(e)),
         Ok(out) => {
             if let Some(dir) = &out.kept_sandbox {
-                eprintln!("sealmark: the sandbox was kept at {}", dir.display());
+                say!("sealmark: the sandbox was kept at {}", dir.display());
             }
             out.record
         }
     };
     for c in record.checks.iter().filter(|c| c.critical && c.verdict == sealmark_engine::model::Verdict::Part) {
-        eprintln!("sealmark: critical part: {} — {}", c.id, c.summary);
+        say!("sealmark: critical part: {} — {}", c.id, c.summary);
     }
     if !record.sandbox.leftover_processes.is_empty() {
-        eprintln!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
+        say!("sealmark: the server left processes behind: {}", record.sandbox.leftover_processes.join(", "));
     }
     Ok(Saved::One(Box::new(record)))
 }
@@ -270,8 +270,8 @@ fn several(args: &RunArgs, config: &Config) -> Result<Combined, u8> {
     let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
     let declared = config.servers.len();
     match shard {
-        Some(s) => eprintln!("sealmark: shard {s} runs {} of the {declared} servers of {file}", plan.len()),
-        None => eprintln!("sealmark: running the {declared} servers of {file}"),
+        Some(s) => say!("sealmark: shard {s} runs {} of the {declared} servers of {file}", plan.len()),
+        None => say!("sealmark: running the {declared} servers of {file}"),
     }
     let path = args.config.clone().unwrap_or_else(|| "sealmark.yaml".into());
     let entries = crate::several::run_all(args, &path, &plan, usize::from(args.jobs))?;
@@ -305,7 +305,7 @@ fn write_reports(args: &RunArgs, saved: &Saved) -> Result<(), u8> {
         match &args.out {
             Some(path) => {
                 write_file(path, &report)?;
-                eprintln!("sealmark: report written to {}", path.display());
+                say!("sealmark: report written to {}", path.display());
                 print_grades(saved);
             }
             None => {
@@ -333,7 +333,7 @@ fn write_reports(args: &RunArgs, saved: &Saved) -> Result<(), u8> {
         for (name, content) in files {
             write_file(&dir.join(name), &content)?;
         }
-        eprintln!("sealmark: wrote {}", dir.join(f.file_name()).display());
+        say!("sealmark: wrote {}", dir.join(f.file_name()).display());
     }
     if let Saved::Several(c) = saved {
         for (name, record) in c.records() {
@@ -348,7 +348,7 @@ fn write_reports(args: &RunArgs, saved: &Saved) -> Result<(), u8> {
                 write_file(&own.join(f.file_name()), render_format(f, &one, args.verbose))?;
             }
         }
-        eprintln!("sealmark: wrote each server's record and reports into {}", dir.join("NAME").display());
+        say!("sealmark: wrote each server's record and reports into {}", dir.join("NAME").display());
     }
     print_grades(saved);
     Ok(())
@@ -370,6 +370,7 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
             return Err(usage_error("give either --config or a command after --, not both"));
         }
         let config = Config::quick(cmd, rest);
+        hide_credentials(&config);
         if let Some((key, message)) = config.placeholder_problems().into_iter().next() {
             return Err(usage_error(format!("the command after --: {key}: {message}")));
         }
@@ -385,11 +386,22 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
         }
         Err(e) => return Err(usage_error(format!("cannot read {}: {e}", path.display()))),
     };
-    config::parse(&path.display().to_string(), &text).map_err(|e| {
-        eprintln!("{e}");
-        eprintln!("sealmark: error: {} problem(s) in {}; nothing was run", e.problems.len(), path.display());
+    let config = config::parse(&path.display().to_string(), &text).map_err(|e| {
+        say!("{e}");
+        say!("sealmark: error: {} problem(s) in {}; nothing was run", e.problems.len(), path.display());
         exit::USAGE
-    })
+    })?;
+    hide_credentials(&config);
+    Ok(config)
+}
+
+/// Keeps a config's credentials out of everything printed: its literal ones and the
+/// values its `${VARIABLE}`s read from the environment.
+fn hide_credentials(config: &Config) {
+    crate::keep_hidden(&config.secrets);
+    let read: Vec<String> =
+        config.env_references().into_iter().filter_map(|(_, name)| std::env::var(name).ok()).collect();
+    crate::keep_hidden(&read);
 }
 
 /// The servers of an MCP client's config or a registry server.json, converted as
@@ -400,16 +412,18 @@ pub fn load_from(file: &Path) -> Result<Config, u8> {
     let shown = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|e| usage_error(format!("cannot read {shown}: {e}")))?;
     let imported = import(&shown, &text, Secrets::Inline).map_err(usage_error)?;
+    crate::keep_hidden(&imported.secrets);
     for note in &imported.notes {
-        eprintln!("sealmark: {shown}: {note}");
+        say!("sealmark: {shown}: {note}");
     }
     let mut config = config::parse(&shown, &imported.yaml).map_err(|e| {
-        eprintln!("{e}");
+        say!("{e}");
         usage_error(format!(
             "{shown} converts to a config sealmark refuses; `sealmark init --from {shown}` writes it, to edit"
         ))
     })?;
-    config.secrets = imported.secrets;
+    config.secrets.extend(imported.secrets);
+    hide_credentials(&config);
     Ok(config)
 }
 
@@ -479,7 +493,7 @@ fn render_format(format: Format, saved: &Saved, verbosity: u8) -> String {
 
 fn describe_target(config: &Config) -> String {
     match (&config.server.url, &config.server.command) {
-        (Some(url), _) => sealmark_engine::text::without_userinfo(url),
+        (Some(url), _) => sealmark_engine::run::shown_url(url),
         (None, Some(cmd)) => cmd.clone(),
         (None, None) => String::new(),
     }
@@ -519,7 +533,7 @@ fn print_grades(saved: &Saved) {
                 if let Some(p) = record.packs.get(pack.id())
                     && let Some(g) = &p.grade
                 {
-                    eprintln!("  {:8} GRADE {}  ({})", pack.id(), g.display_letter(), g.fraction());
+                    say!("  {:8} GRADE {}  ({})", pack.id(), g.display_letter(), g.fraction());
                 }
             }
         }
@@ -561,12 +575,12 @@ fn gate_code(record: &Record, gate: Letter, ci: bool, label: &str) -> u8 {
         }
     }
     if graded == 0 {
-        eprintln!("sealmark: {label}no pack was graded; see the report for the reasons");
+        say!("sealmark: {label}no pack was graded; see the report for the reasons");
     }
     if below.is_empty() {
         exit::OK
     } else {
-        eprintln!("sealmark: {label}below the {gate} gate: {}", below.join(", "));
+        say!("sealmark: {label}below the {gate} gate: {}", below.join(", "));
         exit::BELOW_GATE
     }
 }
@@ -578,7 +592,7 @@ fn several_gate_code(c: &Combined, gate: Letter, ci: bool) -> u8 {
     // A whole run (not one shard) that holds fewer servers than its config declares lost
     // some: a shard that never wrote its record, say. That is not a pass.
     if c.combined.shard.is_none() && c.servers.len() < c.combined.declared {
-        eprintln!(
+        say!(
             "sealmark: the record holds {} of the {} servers its config declares; merge every shard",
             c.servers.len(),
             c.combined.declared
@@ -589,7 +603,7 @@ fn several_gate_code(c: &Combined, gate: Letter, ci: bool) -> u8 {
         match &e.record {
             Some(record) => code = code.max(gate_code(record, gate, ci, &format!("{}: ", e.name))),
             None => {
-                eprintln!("sealmark: {}: no record: {}", e.name, e.why_none());
+                say!("sealmark: {}: no record: {}", e.name, e.why_none());
                 code = exit::USAGE;
             }
         }
@@ -616,7 +630,7 @@ pub fn merge(args: crate::args::MergeArgs) -> u8 {
             if let Err(code) = write_file(path, &json) {
                 return code;
             }
-            eprintln!("sealmark: merged {} server(s) into {}", combined.servers.len(), path.display());
+            say!("sealmark: merged {} server(s) into {}", combined.servers.len(), path.display());
         }
         None => print!("{json}"),
     }

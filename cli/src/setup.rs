@@ -3,7 +3,7 @@
 use crate::args::{InitArgs, TargetArgs};
 use crate::run::{load_config, write_atomically};
 use crate::{exit, usage_error};
-use sealmark_engine::config::Config;
+use sealmark_engine::config::{self, Config, secrets};
 use sealmark_engine::doctor::{Inspection, inspect, report, suggest};
 use sealmark_engine::run::RunOptions;
 use sealmark_engine::targets::db::DbOptions;
@@ -40,7 +40,7 @@ pub fn doctor(args: TargetArgs) -> u8 {
             Ok(i) => i,
             Err(code) => return code,
         };
-        print!("{}", sealmark_engine::render::printable(report(&config, &inspection)));
+        print!("{}", crate::hidden(&sealmark_engine::render::printable(report(&config, &inspection))));
         code = code.max(if inspection.probe_problems.is_some() {
             exit::USAGE
         } else if inspection.unreachable.is_some() {
@@ -97,16 +97,16 @@ fn init_from(args: InitArgs) -> u8 {
         }
     }
     if let Err(e) = sealmark_engine::config::parse(&args.config.display().to_string(), &yaml) {
-        eprintln!("{e}");
+        say!("{e}");
         return usage_error(format!("{shown} converts to a config sealmark refuses; nothing was written"));
     }
     if let Err(e) = write_atomically(&args.config, &yaml) {
         return usage_error(format!("cannot write {}: {e}", args.config.display()));
     }
     for note in &imported.notes {
-        eprintln!("sealmark: {note}");
+        say!("sealmark: {note}");
     }
-    eprintln!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
+    say!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
     exit::OK
 }
 
@@ -118,14 +118,38 @@ fn init_config(args: InitArgs) -> u8 {
     if args.config.exists() {
         return usage_error(format!("{} exists; init never overwrites a config", args.config.display()));
     }
-    let quoted: Vec<String> = rest.iter().map(|a| format!("\"{}\"", a.replace('"', "\\\""))).collect();
-    let text = STARTER.replace("{command}", cmd).replace("{args}", &quoted.join(", "));
+    let text = if rest.is_empty() && config::is_http_url(cmd) {
+        // The password is read from the environment at run time, never written here.
+        let found = secrets::in_urls(cmd);
+        for f in &found {
+            say!("sealmark: the URL's password is written as ${{{0}}}: set {0} in sealmark's environment", f.name);
+        }
+        let url = secrets::replaced(cmd, &found, |f| format!("${{{}}}", f.name));
+        STARTER_URL.replace("{url}", &url)
+    } else {
+        let quoted: Vec<String> = rest.iter().map(|a| format!("\"{}\"", a.replace('"', "\\\""))).collect();
+        STARTER.replace("{command}", cmd).replace("{args}", &quoted.join(", "))
+    };
     if let Err(e) = write_atomically(&args.config, &text) {
         return usage_error(format!("cannot write {}: {e}", args.config.display()));
     }
-    eprintln!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
+    say!("sealmark: wrote {}; next: sealmark doctor, then sealmark run", args.config.display());
     exit::OK
 }
+
+/// The starter for a server already running at a URL.
+const STARTER_URL: &str = r#"# sealmark.yaml: how to reach the server and what to check. Every key but server is
+# optional; `sealmark doctor` says what a run would do with this file.
+server:
+  url: "{url}"
+  # headers: { Authorization: "Bearer ${TOKEN}" }   # read from sealmark's environment
+  # For sealmark to start the server itself (and see its files, sockets and children),
+  # give its command too: command: ./my-server, args: ["--port", "8080"]
+
+# packs: [core, http]                      # default: every standard pack that applies
+
+timeout_probe_sec: 10
+"#;
 
 const STARTER: &str = r#"# sealmark.yaml: how to start the server and what to check. Every key but server is
 # optional; `sealmark doctor` says what a run would do with this file.
@@ -210,7 +234,7 @@ fn init_probes(args: InitArgs) -> u8 {
         eprint!("Append this block to {}? [y/N] ", args.config.display());
         let mut answer = String::new();
         if !std::io::stdin().is_terminal() || std::io::stdin().read_line(&mut answer).is_err() || answer.trim() != "y" {
-            eprintln!("sealmark: nothing written (pass --yes to append without asking)");
+            say!("sealmark: nothing written (pass --yes to append without asking)");
             return exit::OK;
         }
     }
@@ -218,6 +242,6 @@ fn init_probes(args: InitArgs) -> u8 {
     if let Err(e) = write_atomically(&args.config, format!("{existing}{sep}{block}")) {
         return usage_error(format!("cannot write {}: {e}", args.config.display()));
     }
-    eprintln!("sealmark: appended {} call(s) to {}", calls.len(), args.config.display());
+    say!("sealmark: appended {} call(s) to {}", calls.len(), args.config.display());
     exit::OK
 }

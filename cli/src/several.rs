@@ -111,7 +111,7 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
         };
         stopping.store(true, Ordering::SeqCst);
         let pids: Vec<i32> = running.lock().expect("running lock").iter().copied().collect();
-        eprintln!("sealmark: interrupted by {name}: passing it on to {} run(s), which clean up", pids.len());
+        say!("sealmark: interrupted by {name}: passing it on to {} run(s), which clean up", pids.len());
         for pid in &pids {
             // SAFETY: kill(2) on the pid of a child this process started and has not reaped.
             unsafe {
@@ -122,7 +122,7 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
         if tokio::time::timeout(wind_down, &mut all).await.is_err() {
             let killed: Vec<i32> = running.lock().expect("running lock").iter().copied().collect();
             for pid in &killed {
-                eprintln!("sealmark: run {pid} did not end within {:?} of {name}; killed", wind_down);
+                say!("sealmark: run {pid} did not end within {:?} of {name}; killed", wind_down);
                 // SAFETY: as above.
                 unsafe {
                     libc::kill(*pid, libc::SIGKILL);
@@ -137,10 +137,10 @@ pub fn run_all(args: &RunArgs, config: &Path, plan: &[Planned], jobs: usize) -> 
             });
             let _ = gone.await;
             for left in sealmark_engine::children::kill_descendants() {
-                eprintln!("sealmark: {left}");
+                say!("sealmark: {left}");
             }
             // Their sandboxes are under this run's own temporary directory, removed below.
-            eprintln!("sealmark: removed the temporary directories of the killed run(s) with sealmark's own");
+            say!("sealmark: removed the temporary directories of the killed run(s) with sealmark's own");
         }
         Err(code)
     })

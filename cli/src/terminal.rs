@@ -45,8 +45,8 @@ impl Progress {
     /// Prints a line on stderr above the progress line.
     pub fn println(&self, line: &str) {
         match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            Some(bar) => bar.println(crate::hidden(line)),
+            None => eprintln!("{}", crate::hidden(line)),
         }
     }
 }

@@ -436,6 +436,45 @@ fn an_upstream_stub_runs_when_declared_and_an_unused_one_is_refused() {
     assert_eq!(rec["server"]["env"]["BACKEND_URL"], "{upstream}");
 }
 
+/// Credentials a config holds in its args and env (a URL's password, a secret-named
+/// variable) are hidden in every format, on stdout and on stderr, even from a server that
+/// echoes its whole environment into its answers; the env line shows where they were.
+#[test]
+fn credentials_in_args_and_env_are_in_no_report() {
+    let scratch = Scratch::new();
+    let secrets = ["hunter22-db", "key-98765-api", "pw-notify-1"];
+    let extra = "    DATABASE_URL: postgres://app:hunter22-db@db.invalid/app\n    SERVICE_API_KEY: key-98765-api\npacks: [core]\n";
+    let args = ["--mode", "env-echo", "--notify", "http://hook:pw-notify-1@127.0.0.1:9/x", "{sandbox}"];
+    let cfg = scratch.config_args(&args, extra);
+    let dir = scratch.path().join("reports");
+    let formats = "text,json,markdown,junit,sarif,summary,badge,shields,html";
+    let out = scratch.run(&[
+        "run",
+        "-vv",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--format",
+        formats,
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(dir.join("sealmark-report.txt")).unwrap();
+    assert!(text.contains("DATABASE_URL=postgres://app:<redacted>@db.invalid/app"), "{text}");
+    assert!(
+        text.contains("SERVICE_API_KEY=<redacted>") && text.contains("http://hook:<redacted>@127.0.0.1:9/x"),
+        "{text}"
+    );
+    let json = std::fs::read_to_string(dir.join("sealmark-report.json")).unwrap();
+    assert!(json.contains("(environment: "), "the server echoed its environment: {json}");
+    let mut said = format!("{}{}", stdout(&out), stderr(&out));
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        said.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()));
+    }
+    for secret in secrets {
+        assert!(!said.contains(secret), "{secret} was shown");
+    }
+}
+
 /// Several formats go to files in --out-dir; two runs of the same server give
 /// byte-identical text, markdown, summary, badge and shields.
 #[test]

@@ -120,16 +120,7 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
 
     // A server sealmark did not start: its sockets are not sealmark's to read.
     let port = free_port();
-    let mut toy = std::process::Command::new(toy_http())
-        .args(["--port", &port.to_string()])
-        .env("TOY_TOKEN", "toy-secret-1")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // It says on stderr once it listens (or exits, which ends the wait); the rest drains.
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(toy.stderr.take().unwrap()));
-    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.contains("listening on")), "toy-http never listened");
-    std::thread::spawn(move || lines.for_each(drop));
+    let mut toy = listening(port, &[]);
     let cfg = scratch.path().join("url-only.yaml");
     std::fs::write(
         &cfg,
@@ -146,6 +137,78 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
     let cfg = scratch.config_for(&common::toy_server(), &["{sandbox}"], "packs: [core, http]\n");
     let (rec, _) = record_of(&scratch, &cfg);
     assert_eq!(rec["packs"]["http"]["reason"], "a stdio server: the http pack needs server.url");
+}
+
+/// toy-http in its safe mode on `port`, started by the test (not by sealmark), once it
+/// listens; its credential is TOY_TOKEN=toy-secret-1, and `env` adds to its environment.
+fn listening(port: u16, env: &[(&str, &str)]) -> std::process::Child {
+    let mut toy = std::process::Command::new(toy_http())
+        .args(["--port", &port.to_string()])
+        .env("TOY_TOKEN", "toy-secret-1")
+        .envs(env.iter().copied())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It says on stderr once it listens (or exits, which ends the wait); the rest drains.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(toy.stderr.take().unwrap()));
+    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.contains("listening on")), "toy-http never listened");
+    std::thread::spawn(move || lines.for_each(drop));
+    toy
+}
+
+/// Every file under `dir`, as text.
+fn all_text(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&all_text(&p));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
+/// `sealmark run -- URL` reaches an HTTP server (its user and password sent as the
+/// credential), and the password is in no report of any format, nor on stdout or stderr,
+/// when the run works or when it fails.
+#[test]
+fn the_quick_form_takes_a_url_and_never_shows_its_password() {
+    const PASSWORD: &str = "s3cret-pw";
+    let scratch = Scratch::new();
+    let port = free_port();
+    let mut toy = listening(port, &[("TOY_BASIC", "user:s3cret-pw")]);
+    let url = format!("http://user:{PASSWORD}@127.0.0.1:{port}/mcp");
+    let dir = scratch.path().join("reports");
+    let formats = "text,json,markdown,junit,sarif,summary,badge,shields,html";
+    let out = scratch.run(&["run", "--format", formats, "--out-dir", dir.to_str().unwrap(), "--", &url]);
+    let _ = toy.kill();
+    let _ = toy.wait();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let rec: Value = serde_json::from_slice(&std::fs::read(dir.join("sealmark-report.json")).unwrap()).unwrap();
+    assert_eq!(rec["server"]["transport"], "http", "{said}");
+    assert_eq!(rec["server"]["url"], format!("http://127.0.0.1:{port}/mcp"));
+    assert_eq!(verdict(&rec, "handshake"), Pass, "the URL's credential reached the server: {}", rec["checks"]);
+    assert!(dir.join("index.html").exists() && dir.join("sealmark-report.svg").exists(), "{said}");
+    let written = all_text(&dir);
+    assert!(!written.contains(PASSWORD) && !said.contains(PASSWORD), "the password was shown:\n{said}");
+
+    // Nothing listens: the error names the address, not the password.
+    let out = scratch.run(&["run", "--", &format!("http://user:{PASSWORD}@127.0.0.1:{}/mcp", free_port())]);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("http://127.0.0.1:") && !said.contains(PASSWORD), "{said}");
+
+    // A URL the config refuses is quoted without its password.
+    let cfg = scratch.path().join("ftp.yaml");
+    std::fs::write(&cfg, format!("server:\n  url: ftp://user:{PASSWORD}@127.0.0.1/mcp\n")).unwrap();
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("server.url") && said.contains("ftp://user:<redacted>@") && !said.contains(PASSWORD),
+        "{said}"
+    );
 }
 
 /// A server that accepts connections and never answers costs two timeouts, not one per

@@ -207,12 +207,12 @@ let wasm_bindgen;
 
     let WASM_VECTOR_LEN = 0;
 
-    function wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1) {
-        wasm.wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1);
-    }
-
     function wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2) {
         wasm.wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2);
+    }
+
+    function wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1) {
+        wasm.wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1);
     }
 
     function wasm_bindgen__convert__closures_____invoke__h353eca18a60ff64e(arg0, arg1, arg2, arg3) {

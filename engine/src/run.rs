@@ -5,7 +5,7 @@
 //! future is dropped, as on Ctrl-C).
 
 use crate::assemble::{RunFacts, assemble};
-use crate::config::Config;
+use crate::config::{Config, secrets};
 use crate::judge::db::SEED_VERSION;
 use crate::record::{Announced, DbRecord, Record, SandboxRecord, redacted};
 use crate::targets::{Targets, Wanted, db, sandbox};
@@ -38,6 +38,17 @@ pub struct RunOutput {
     pub record: Record,
     /// Where the sandbox was left, with `--keep-sandbox`.
     pub kept_sandbox: Option<std::path::PathBuf>,
+}
+
+/// The server's arguments as reports show them: credentials hidden.
+fn shown_args(args: &[String]) -> Vec<String> {
+    (0..args.len()).map(|i| secrets::hidden(secrets::in_arg(args, i), &args[i])).collect()
+}
+
+/// The server's URL as reports show it: no userinfo, secret query values hidden.
+pub fn shown_url(url: &str) -> String {
+    let url = crate::text::without_userinfo(url);
+    secrets::hidden(secrets::in_urls(&url), &url)
 }
 
 /// Runs every requested pack this build carries against the configured server.
@@ -96,8 +107,8 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         started_at,
         duration_ms: started.elapsed().as_millis() as u64,
         transport: if server.url.is_none() { "stdio" } else { "http" }.to_string(),
-        command_display: server.command.as_ref().map(|c| shell_words(c, &server.args)).unwrap_or_default(),
-        url: server.url.as_deref().map(crate::text::without_userinfo),
+        command_display: server.command.as_ref().map(|c| shell_words(c, &shown_args(&server.args))).unwrap_or_default(),
+        url: server.url.as_deref().map(shown_url),
         env_display: sandbox::env_display(&server.env, &server.headers, server.command.is_some()),
         tools: collected.tools,
         classification: collected.classes,

@@ -5,6 +5,7 @@
 //! becomes `{sandbox}`, a Postgres URL `{dsn}`, an SQLite file `{sqlite}`), and each such
 //! change is listed. The output is text that `config::parse` reads like any config.
 
+use super::secrets;
 use serde_json::{Map, Value};
 
 /// What to do with a value a client keeps secret (an environment variable whose name
@@ -214,32 +215,21 @@ fn entry(
             .enumerate()
             .map(|(i, a)| aimed(&format!("{at}.args[{i}]"), &text(a), notes))
             .collect();
-        // The value of a secret-looking flag (`--api-key X`, `--token=X`).
-        let mut args = args;
-        for i in 0..args.len() {
-            let path = format!("{at}.args[{i}]");
-            if let Some((flag, value)) = args[i].split_once('=').filter(|(f, _)| f.starts_with('-') && secret_name(f)) {
-                let (flag, value) = (flag.to_string(), value.to_string());
-                let named = secret(&path, &env_name(&flag), &value, notes);
-                args[i] = format!("{flag}={named}");
-            } else if i > 0
-                && args[i - 1].starts_with('-')
-                && !args[i - 1].contains('=')
-                && secret_name(&args[i - 1])
-                && !args[i].starts_with('-')
-            {
-                let (flag, value) = (args[i - 1].clone(), args[i].clone());
-                args[i] = secret(&path, &env_name(&flag), &value, notes);
-            } else {
-                args[i] = url_secrets(&args[i], &path, &mut secret, notes);
-            }
-        }
+        // The values of secret-looking flags (`--api-key X`, `--token=X`) and URL passwords.
+        let args: Vec<String> = (0..args.len())
+            .map(|i| {
+                let (arg, path) = (&args[i], format!("{at}.args[{i}]"));
+                let found = secrets::in_arg(&args, i);
+                secrets::replaced(arg, &found, |f| secret(&path, &f.name, &arg[f.at.clone()], notes))
+            })
+            .collect();
         if !args.is_empty() {
             let list: Vec<String> = args.iter().map(|a| quoted(a)).collect();
             yaml.push_str(&format!("    args: [{}]\n", list.join(", ")));
         }
     } else if let Some(url) = &url {
-        let url = url_secrets(url, &format!("{at}.url"), &mut secret, notes);
+        let found = secrets::in_urls(url);
+        let url = secrets::replaced(url, &found, |f| secret(&format!("{at}.url"), &f.name, &url[f.at.clone()], notes));
         yaml.push_str(&format!("    url: {}\n", quoted(&url)));
     }
     for (key, field) in [("env", "env"), ("headers", "headers")] {
@@ -251,16 +241,10 @@ fn entry(
         for (k, v) in map {
             let path = format!("{at}.{key}.{k}");
             let value = text(v);
-            let value = if secret_name(k) && !value.contains("${") {
-                // An auth scheme word stays: `Bearer ${TOKEN}`.
-                match value.split_once(' ').filter(|(scheme, _)| ["Bearer", "Basic", "Token"].contains(scheme)) {
-                    Some((scheme, token)) => format!("{scheme} {}", secret(&path, &env_name(k), token, notes)),
-                    None => secret(&path, &env_name(k), &value, notes),
-                }
-            } else {
-                let aimed = aimed(&path, &value, notes);
-                url_secrets(&aimed, &path, &mut secret, notes)
-            };
+            // An auth scheme word stays: `Bearer ${TOKEN}`.
+            let value = if secrets::secret_name(k) { value } else { aimed(&path, &value, notes) };
+            let found = secrets::in_value(k, &value);
+            let value = secrets::replaced(&value, &found, |f| secret(&path, &f.name, &value[f.at.clone()], notes));
             if let Some(var) = crate::config::env_reference(&value)
                 && secrets == Secrets::Inline
             {
@@ -301,50 +285,9 @@ fn aimed(path: &str, value: &str, notes: &mut Vec<String>) -> String {
     }
 }
 
-/// A URL's password (`scheme://user:PASSWORD@host`) and secret-looking query values
-/// (`?api_key=…`) handed to `secret`.
-fn url_secrets(
-    value: &str,
-    path: &str,
-    secret: &mut impl FnMut(&str, &str, &str, &mut Vec<String>) -> String,
-    notes: &mut Vec<String>,
-) -> String {
-    let mut out = value.to_string();
-    if let Some((scheme, rest)) = value.split_once("://")
-        && let Some((userinfo, _)) = rest.split_once('@')
-        && let Some((user, password)) = userinfo.split_once(':')
-        && !password.is_empty()
-        && !password.contains("${")
-    {
-        let named = secret(path, &format!("{}_PASSWORD", env_name(scheme)), password, notes);
-        out = out.replacen(&format!("{user}:{password}@"), &format!("{user}:{named}@"), 1);
-    }
-    if let Some((_, query)) = out.clone().split_once('?') {
-        for pair in query.split('&') {
-            if let Some((name, v)) =
-                pair.split_once('=').filter(|(n, v)| secret_name(n) && !v.is_empty() && !v.contains("${"))
-            {
-                let named = secret(path, &env_name(name), v, notes);
-                out = out.replacen(pair, &format!("{name}={named}"), 1);
-            }
-        }
-    }
-    out
-}
-
-/// A variable name for a secret: upper case, `-` and `.` as `_`, no leading dashes.
-fn env_name(s: &str) -> String {
-    s.trim_start_matches('-').to_ascii_uppercase().replace(['-', '.', ' '], "_")
-}
-
 fn is_windows_path(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
-}
-
-fn secret_name(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["key", "token", "secret", "password", "passwd", "credential", "auth"].iter().any(|w| k.contains(w))
 }
 
 /// A client's name for a server as a name sealmark accepts (`config::is_server_name`).

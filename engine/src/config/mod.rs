@@ -16,6 +16,7 @@ use std::fmt;
 pub mod import;
 pub mod probes;
 mod program;
+pub mod secrets;
 
 /// The top-level keys of sealmark.yaml (the JSON Schema lists the same).
 pub const TOP_KEYS: [&str; 13] = [
@@ -102,8 +103,9 @@ pub struct Config {
     pub identities: Identities,
     /// `probes:`: valid calls and custom checks, matrix and cases expanded.
     pub probes: Vec<crate::judge::custom::Probe>,
-    /// Literal secrets a converted client config held (`run --from`): never written in
-    /// the YAML, passed to the server, and redacted from every report.
+    /// The literal credentials the servers' url, args, env and headers hold (and those a
+    /// converted client config held, `run --from`): passed to the server, hidden in the
+    /// record, every report, error and log line (`secrets::hide`).
     pub secrets: Vec<String>,
 }
 
@@ -220,11 +222,14 @@ pub struct CheckConfig {
 
 impl Config {
     /// The quick form: `sealmark run -- <command> [args…]`.
+    /// A single http(s) URL is a server to reach (as `server.url` is), not one to start.
     pub fn quick(command: &str, args: &[String]) -> Config {
-        Config {
-            server: ServerConfig { command: Some(command.to_string()), args: args.to_vec(), ..Default::default() },
-            ..Default::default()
-        }
+        let server = if args.is_empty() && is_http_url(command) {
+            ServerConfig { url: Some(command.to_string()), ..Default::default() }
+        } else {
+            ServerConfig { command: Some(command.to_string()), args: args.to_vec(), ..Default::default() }
+        };
+        Config { secrets: secrets::of_server(&server), server, ..Default::default() }
     }
 
     /// One config per server to run: this one for the `server:` form, else one for each
@@ -439,6 +444,12 @@ impl Config {
     }
 }
 
+/// An `http://` or `https://` URL.
+pub fn is_http_url(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 /// The placeholders sealmark fills in the server's command, args, env, url and headers.
 pub const SERVER_PLACEHOLDERS: [&str; 16] = [
     "sandbox",
@@ -525,6 +536,8 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
                 .exact(&format!("{}.command", s.server.key()))
                 .or_else(|| lines.exact(&format!("{}.url", s.server.key())));
         }
+        let servers = std::iter::once(&config.server).chain(config.servers.iter().map(|s| &s.server));
+        config.secrets = servers.flat_map(secrets::of_server).collect();
         Ok(config)
     } else {
         let mut problems = v.problems;
@@ -637,11 +650,14 @@ impl Validator<'_> {
                     for (_, url) in self.mapping("net", v, &["control_url"]) {
                         config.net_control_url = self.string("net.control_url", url);
                         if let Some(u) = &config.net_control_url
-                            && !(u.starts_with("http://") || u.starts_with("https://") || u.starts_with("{listener}"))
+                            && !(is_http_url(u) || u.starts_with("{listener}"))
                         {
                             self.problem(
                                 "net.control_url",
-                                format!("expected an http(s) URL or {{listener}}/…, found \"{u}\""),
+                                format!(
+                                    "expected an http(s) URL or {{listener}}/…, found \"{}\"",
+                                    secrets::hide(u, &[])
+                                ),
                             );
                         }
                     }
@@ -752,9 +768,10 @@ impl Validator<'_> {
                 "url" => {
                     s.url = self.string(&path, val);
                     if let Some(u) = &s.url
-                        && !(u.starts_with("http://") || u.starts_with("https://"))
+                        && !is_http_url(u)
                     {
-                        self.problem(&path, format!("expected an http:// or https:// URL, found \"{u}\""));
+                        let shown = secrets::hide(u, &[]);
+                        self.problem(&path, format!("expected an http:// or https:// URL, found \"{shown}\""));
                     }
                 }
                 "headers" => s.headers = self.string_map(&path, val),

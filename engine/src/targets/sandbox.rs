@@ -2,6 +2,7 @@
 //! scrubbed environment, and its placeholders.
 
 use crate::children::RUN_MARKER;
+use crate::config::secrets;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -402,22 +403,5 @@ pub fn env_display(
 }
 
 fn redact(key: &str, value: &str) -> String {
-    let k = key.to_ascii_lowercase();
-    let secret = ["key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "session"]
-        .iter()
-        .any(|w| k.contains(w));
-    // A value that is only placeholders (and an auth scheme word) holds no secret of its own.
-    let mut literal = String::new();
-    let mut depth = 0;
-    for c in value.chars() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth > 0 => depth -= 1,
-            _ if depth == 0 => literal.push(c),
-            _ => {}
-        }
-    }
-    let placeholders_only = value.contains('{')
-        && literal.split_whitespace().all(|w| ["bearer", "basic", "token"].contains(&w.to_ascii_lowercase().as_str()));
-    if secret && !placeholders_only { "<redacted>".to_string() } else { value.to_string() }
+    secrets::hidden(secrets::in_value(key, value), value)
 }
