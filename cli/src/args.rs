@@ -18,9 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Grade a server: start it, probe it, print the report.
     #[command(after_help = "Exit codes: 0 every graded pack met the gate; 1 a graded pack is below the gate \
-(with --profile ci, also a pack that ran but could not be graded; with --baseline, also a regression); \
+(with --profile ci, also a pack that ran but could not be graded; with --baseline, also a regression; \
+with --replay --strict, also a stored result the record's checks do not give); \
 2 bad usage, config, record or environment; 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP (after stopping the server and database and removing the sandbox).\n\n\
-Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}")]
+Quick form, no config needed:  sealmark run -- ./my-server --root {sandbox}   (or: sealmark run -- https://host/mcp)")]
     Run(Box<RunArgs>),
     /// Start the server as `run` would and say, pack by pack, what a run would do.
     #[command(after_help = "Exit codes: 0 the server was reached; 1 it was not; 2 bad usage or config.")]
@@ -224,10 +225,15 @@ pub struct RunArgs {
     /// Caller b's token, as --identity-a. Overrides identities.b.
     #[arg(long, value_name = "'${VAR}'")]
     pub identity_b: Option<String>,
-    /// Render a saved record (any format) without starting a server, re-graded by this
-    /// build's formula.
+    /// Render a saved record (any format) without starting a server: its checks judged
+    /// again from its observations and graded by this build's formula. Every stored
+    /// verdict, grade and weight that differs is named on stderr and in the report.
     #[arg(long, value_name = "RECORD", conflicts_with_all = ["config", "command"])]
     pub replay: Option<PathBuf>,
+    /// With --replay: exit 1 when a stored verdict, grade or weight is not what the
+    /// record's observations and checks give (a record edited, or made by another build).
+    #[arg(long, requires = "replay")]
+    pub strict: bool,
     /// Compare with a saved record: list regressions (exit 1 when a verdict got worse),
     /// new checks, a different configuration and tool-surface drift.
     #[arg(long, value_name = "RECORD")]

@@ -12,7 +12,6 @@ use sealmark_engine::record::{PackStatus, Record, SavedRecordError};
 use sealmark_engine::registry::did_you_mean;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
-use sealmark_engine::text::visible;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -44,10 +43,11 @@ pub fn run(args: RunArgs) -> u8 {
         },
         None => None,
     };
+    let mut distrusted = false;
     let saved = match &args.replay {
         Some(path) => match load_with(path, read_any) {
             Ok(mut saved) => {
-                replay(&mut saved);
+                distrusted = replay(&mut saved);
                 saved
             }
             Err(code) => return code,
@@ -65,6 +65,10 @@ pub fn run(args: RunArgs) -> u8 {
         Saved::One(record) => gate_code(record, gate, ci, ""),
         Saved::Several(c) => several_gate_code(c, gate, ci),
     };
+    if distrusted && args.strict {
+        say!("sealmark: --strict: the record's stored results are not all what its checks give");
+        code = code.max(exit::BELOW_GATE);
+    }
     if let Some(base) = &baseline {
         match compare_saved(base, &saved) {
             Ok(regressions) if regressions > 0 => {
@@ -114,42 +118,35 @@ fn compare_saved(base: &Saved, now: &Saved) -> Result<usize, String> {
     }
 }
 
-/// Saved records judged again by this build: from their observations when they carry
-/// them (saying on stderr which verdicts differ), else re-graded from their stored
-/// verdicts. Either way the grades are this build's formula.
-fn replay(saved: &mut Saved) {
+/// Saved records judged again by this build (`rederive::replay`): re-judged from their
+/// observations when they carry them, else re-graded from their stored verdicts, and
+/// graded by this build's formula either way. What differs is said on stderr (and in
+/// the record, so in every format); returns whether anything did.
+fn replay(saved: &mut Saved) -> bool {
+    let mut differs = false;
+    let mut one = |record: &mut Record, label: &str| {
+        *record = sealmark_engine::rederive::replay(record).record;
+        let found = record.replay.as_ref().expect("a replay says what it found");
+        differs |= found.differs();
+        let mut lines = found.lines().into_iter();
+        if let Some(head) = lines.next() {
+            say!("sealmark: {label}{head}");
+        }
+        for line in lines {
+            say!("  {line}");
+        }
+    };
     match saved {
-        Saved::One(record) => replay_one(record, ""),
+        Saved::One(record) => one(record, ""),
         Saved::Several(c) => {
             for e in &mut c.servers {
                 if let Some(record) = &mut e.record {
-                    replay_one(record, &format!("{}: ", e.name));
+                    one(record, &format!("{}: ", e.name));
                 }
             }
         }
     }
-}
-
-fn replay_one(record: &mut Record, label: &str) {
-    use sealmark_engine::rederive::{Agreement, rederive, rejudge};
-    match rederive(record) {
-        Ok(rederived) => {
-            let differ: Vec<_> = rederived.iter().filter(|r| r.agreement != Agreement::Same).collect();
-            say!(
-                "sealmark: {label}replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
-                rederived.len(),
-                differ.len()
-            );
-            for r in differ {
-                say!("  {}", visible(&r.describe()));
-            }
-            rejudge(record, &rederived);
-        }
-        Err(why) => {
-            say!("sealmark: {label}replay re-graded the stored verdicts: {why}");
-            sealmark_engine::assemble::regrade(record);
-        }
-    }
+    differs
 }
 
 /// Starts the server (or, for a config with servers:, each of them), runs every pack,

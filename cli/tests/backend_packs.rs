@@ -111,6 +111,15 @@ fn mismatches(mode: &str, want: [Verdict; 5], probe: &str) -> Vec<String> {
             }
         }
     }
+    // Not covered says what the two callers cover, and only when their check was judged.
+    let several = if matches!(verdict(&rec, "upstream-credential"), Pass | Fail) {
+        "several users only as"
+    } else {
+        "and several users"
+    };
+    if !rec["notCovered"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains(several)) {
+        out.push(format!("{mode}: Not covered does not say `{several}`: {}", rec["notCovered"]));
+    }
     let text = rec.to_string();
     if text.contains("sm_a_") || text.contains("sm_b_") {
         out.push(format!("{mode}: a minted token reached the record"));

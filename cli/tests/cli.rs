@@ -26,6 +26,9 @@ fn quick_form_grades_without_a_config() {
     assert!(text.contains("PACK core  GRADE A  (4/4 points, 100%)"), "{text}");
     assert!(text.contains("  SEALMARK_CANARY=<canary>"), "{text}");
     assert!(text.ends_with("It is not a security endorsement; see methodology.\n"));
+    let not_covered = text.split("Not covered:\n").nth(1).unwrap();
+    assert!(not_covered.contains("  - supply chain: what the server's package pulls in"), "{not_covered}");
+    assert!(not_covered.contains("  - load, concurrency, long sessions and several users:"), "{not_covered}");
     // stdout is not a console here, so the grades are also on stderr.
     assert!(stderr(&out).contains("  core     GRADE A  (4/4 points, 100%)"), "{}", stderr(&out));
 }
@@ -511,6 +514,28 @@ fn every_format_is_written_and_the_human_ones_are_deterministic() {
         let (a, b) = (std::fs::read(files[0].join(name)).unwrap(), std::fs::read(files[1].join(name)).unwrap());
         assert!(a == b, "{name} differs between two runs");
     }
+    // Every check's scope, passing or not, in the summary, JUnit and SARIF.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(files[0].join("sealmark-report.json")).unwrap()).unwrap();
+    let summary = std::fs::read_to_string(files[0].join("sealmark-report.summary.txt")).unwrap();
+    let junit = std::fs::read_to_string(files[0].join("sealmark-report.junit.xml")).unwrap();
+    let out =
+        scratch.run(&["run", "--replay", files[0].join("sealmark-report.json").to_str().unwrap(), "--format", "sarif"]);
+    let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    for c in json["checks"].as_array().unwrap().iter().filter(|c| c["verdict"] == "pass") {
+        let (id, scope) = (c["id"].as_str().unwrap(), c["scope"].as_str().unwrap());
+        let case = junit.split("<testcase ").find(|t| t.contains(&format!("name=\"{id}: "))).unwrap();
+        assert!(case.contains("<system-out>scope: "), "{id}: {case}");
+        let rule = rules.iter().find(|r| r["id"] == id).unwrap();
+        assert_eq!(rule["properties"]["scope"], scope, "{id}");
+        assert_eq!(rule["properties"]["verdict"], "pass", "{id}");
+        let row = summary
+            .lines()
+            .position(|l| l.starts_with("  [PASS]") && l.contains(c["label"].as_str().unwrap()))
+            .unwrap();
+        assert_eq!(summary.lines().nth(row + 1).unwrap().trim(), format!("scope: {scope}"), "{id}: {summary}");
+    }
     let shields: serde_json::Value =
         serde_json::from_slice(&std::fs::read(files[0].join("sealmark-report.shields.json")).unwrap()).unwrap();
     assert_eq!(shields["message"], "core A · fs A · effects A");
@@ -588,7 +613,7 @@ fn replay_rejudges_the_observations_and_names_a_doctored_verdict() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(record["observations"]["fs"]["reads"].is_array(), "the record carries what the fs judges read");
-    assert_eq!(record["config"]["schemaVersion"], "1.5");
+    assert_eq!(record["config"]["schemaVersion"], "1.6");
     let failed = record["checks"].as_array().unwrap().iter().position(|c| c["verdict"] == "fail").unwrap();
     let id = record["checks"][failed]["id"].as_str().unwrap().to_string();
     let pack = record["checks"][failed]["pack"].as_str().unwrap().to_string();
@@ -622,6 +647,68 @@ fn replay_rejudges_the_observations_and_names_a_doctored_verdict() {
         let regraded: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(regraded["checks"][failed]["verdict"], "pass", "{version}: nothing to re-judge it with");
     }
+}
+
+/// A stored grade or weight edited with the checks left alone is named by replay, on
+/// stderr and in every format, and graded as the checks give; the badge is withheld, and
+/// --strict makes it exit 1 though every pack meets the gate.
+#[test]
+fn replay_names_a_doctored_grade_and_weight_everywhere_and_strict_fails() {
+    let scratch = Scratch::new();
+    let cfg = scratch.config("good", "packs: [core, fs]\n");
+    let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["packs"]["core"]["grade"]["letter"], "A", "{}", record["packs"]);
+    let mut doctored = record.clone();
+    doctored["packs"]["core"]["grade"]["letter"] = "B".into();
+    let robust = record["checks"].as_array().unwrap().iter().position(|c| c["id"] == "robust-input").unwrap();
+    doctored["checks"][robust]["critical"] = true.into();
+    let path = scratch.path().join("doctored.json");
+    std::fs::write(&path, doctored.to_string()).unwrap();
+    let dir = scratch.path().join("replayed");
+    let formats = "text,json,markdown,junit,sarif,summary,badge,shields";
+    let replay = |strict: bool| {
+        let mut args =
+            vec!["run", "--replay", path.to_str().unwrap(), "--format", formats, "--out-dir", dir.to_str().unwrap()];
+        if strict {
+            args.push("--strict");
+        }
+        scratch.run(&args)
+    };
+    let out = replay(false);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "every pack meets the gate as its checks give: {err}");
+    let grade = "core: stored grade B (4/4 points, 100%), its checks give A (4/4 points, 100%)";
+    let weight = "robust-input: stored as critical, the registry weighs it scored";
+    assert!(err.contains("; 0 differ from the stored result") && err.contains(grade) && err.contains(weight), "{err}");
+    for file in ["txt", "md", "junit.xml", "sarif", "summary.txt"] {
+        // Markdown escapes its brackets.
+        let text = std::fs::read_to_string(dir.join(format!("sealmark-report.{file}"))).unwrap().replace('\\', "");
+        assert!(text.contains(grade) && text.contains(weight), "{file}: {text}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("sealmark-report.json")).unwrap()).unwrap();
+    assert_eq!(json["replay"]["grades"][0]["pack"], "core", "{}", json["replay"]);
+    assert_eq!(json["packs"]["core"]["grade"]["letter"], "A");
+    for file in ["svg", "shields.json"] {
+        let text = std::fs::read_to_string(dir.join(format!("sealmark-report.{file}"))).unwrap();
+        assert!(text.contains("no badge") && text.contains("replayed"), "{file}: {text}");
+    }
+    let junit = std::fs::read_to_string(dir.join("sealmark-report.junit.xml")).unwrap();
+    assert!(
+        junit.contains("<failure message=\"a stored result is not what the checks give\" type=\"replay\">"),
+        "{junit}"
+    );
+    let out = replay(true);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--strict"), "{}", stderr(&out));
+
+    // The record as run holds: --strict passes it, and no format carries a replay line.
+    std::fs::write(&path, record.to_string()).unwrap();
+    let out = replay(true);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.join("sealmark-report.txt")).unwrap();
+    assert!(!text.contains("replay re-judged"), "{text}");
 }
 
 /// --baseline: a worse verdict is a regression (exit 1), a check the baseline lacks

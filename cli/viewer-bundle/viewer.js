@@ -863,14 +863,14 @@ let wasm_bindgen;
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_53be9bdda32eef58 = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 313, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
+        imports.wbg.__wbindgen_cast_ad263b9b3049960c = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 472, function: Function { arguments: [Externref], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_b17d0fa22791609a = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 464, function: Function { arguments: [Externref], shim_idx: 313, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
+        imports.wbg.__wbindgen_cast_b4d8730490bc5f0c = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
         imports.wbg.__wbindgen_init_externref_table = function() {

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::grading::{self, Input, Outcome};
 use crate::judge::Finding;
 use crate::judge::custom::CustomProbe;
-use crate::model::{Pack, Weight};
+use crate::model::{Pack, Verdict, Weight};
 use crate::record::*;
 use crate::registry::{CHECKS, CheckDef, pack_doc};
 use crate::tools::{ToolInfo, canonical_json, sha256_tagged};
@@ -201,7 +201,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         tools_total,
         level: level.to_string(),
     };
-    let not_covered = not_covered(&facts, &classification, &packs);
+    let not_covered = not_covered(&facts, &classification, &packs, &checks);
 
     Record {
         sealmark: Producer { version: VERSION.to_string(), methodology: METHODOLOGY.to_string() },
@@ -251,6 +251,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         unasked: facts.unasked,
         observations: None,
         observations_omitted: None,
+        replay: None,
     }
 }
 
@@ -438,13 +439,23 @@ fn not_covered(
     facts: &RunFacts,
     classification: &[Classification],
     packs: &BTreeMap<String, PackResult>,
+    checks: &[CheckResult],
 ) -> Vec<String> {
     let graded = |p: Pack| packs.get(p.id()).is_some_and(|r| r.status == PackStatus::Graded);
+    let judged = |id: &str| {
+        checks.iter().any(|c| c.id == id && matches!(c.verdict, Verdict::Pass | Verdict::Fail | Verdict::Part))
+    };
     let mut out = Vec::new();
     if facts.transport == "stdio" || !facts.command_display.is_empty() {
         out.push("The sandbox is a convention the harness follows, not a security boundary: the server runs with your user's privileges, can read the real file system and reach the network, and may ignore cwd, HOME and PATH. Run untrusted servers in a throwaway VM or container.".to_string());
     }
     out.push("prompt injection carried in tool output (only tool metadata is scanned)".to_string());
+    out.push("supply chain: what the server's package pulls in (its dependencies, their versions and install scripts) is not inspected; only the running server is probed".to_string());
+    // No check measures load or long sessions yet; two callers are tried by one.
+    out.push(match judged("upstream-credential") {
+        true => "load, concurrency and long sessions: calls are made one at a time in short sessions; several users only as upstream-credential's two callers, one after the other",
+        false => "load, concurrency, long sessions and several users: calls are made one at a time, in short sessions, as one caller",
+    }.to_string());
     out.push(match graded(Pack::Http) {
         true => "authorization: what an authorised caller may do, token scopes and OAuth (the http pack checks the transport and a missing credential, not what a credential allows)",
         false => "authentication and transport security",

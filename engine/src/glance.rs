@@ -195,23 +195,7 @@ pub fn to_fix(record: &Record) -> Vec<(&CheckResult, &'static str)> {
         .collect()
 }
 
-/// A stored grade the record's checks do not give.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GradeMismatch {
-    pub pack: String,
-    /// What the record stored (`A`, `B*`, `not graded`).
-    pub stored: String,
-    /// What its checks give.
-    pub recomputed: String,
-}
-
-/// A check of a standard run stored with a weight its registry entry does not have.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WeightMismatch {
-    pub id: String,
-    pub stored: Weight,
-    pub registry: Weight,
-}
+pub use crate::record::{GradeMismatch, WeightMismatch};
 
 /// What was found untrustworthy while grading a record again.
 #[derive(Debug, Clone, Default, PartialEq)]

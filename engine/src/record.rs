@@ -52,6 +52,77 @@ pub struct Record {
     /// Why the record carries no observations, when the run had them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observations_omitted: Option<String>,
+    /// What a replay found when it judged this record again (`run --replay`); a live
+    /// run's record has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayRecord>,
+}
+
+/// A saved record judged again by this build: how much was re-judged, and every stored
+/// result, grade and weight that is not what the record's own checks and observations
+/// give (`rederive::replay`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayRecord {
+    /// How many checks were re-judged from the record's observations.
+    pub rejudged: usize,
+    /// Why the stored verdicts were re-graded without being re-judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_rejudged: Option<String>,
+    /// Each check whose stored result the observations contradict, as one line.
+    pub checks: Vec<String>,
+    /// Each stored grade the checks do not give.
+    pub grades: Vec<GradeMismatch>,
+    /// Each check of a standard run stored with a weight the registry does not give it.
+    pub weights: Vec<WeightMismatch>,
+}
+
+impl ReplayRecord {
+    /// Whether anything stored is not what the record's checks give.
+    pub fn differs(&self) -> bool {
+        !(self.checks.is_empty() && self.grades.is_empty() && self.weights.is_empty())
+    }
+
+    /// What the replay found, one line each, as stderr and every report format say it.
+    pub fn lines(&self) -> Vec<String> {
+        let head = match &self.not_rejudged {
+            Some(why) => format!("replay re-graded the stored verdicts, not re-judged: {why}"),
+            None => format!(
+                "replay re-judged {} check(s) from the record's observations; {} differ from the stored result",
+                self.rejudged,
+                self.checks.len()
+            ),
+        };
+        let grades = self
+            .grades
+            .iter()
+            .map(|g| format!("{}: stored grade {}, its checks give {}", g.pack, g.stored, g.recomputed));
+        let weights = self
+            .weights
+            .iter()
+            .map(|w| format!("{}: stored as {}, the registry weighs it {}", w.id, w.stored.id(), w.registry.id()));
+        std::iter::once(head).chain(self.checks.iter().cloned()).chain(grades).chain(weights).collect()
+    }
+}
+
+/// A stored grade the record's checks do not give.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GradeMismatch {
+    pub pack: String,
+    /// What the record stored (`A (4/4)`, `not graded`, `absent`).
+    pub stored: String,
+    /// What its checks give.
+    pub recomputed: String,
+}
+
+/// A check of a standard run stored with a weight its registry entry does not have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WeightMismatch {
+    pub id: String,
+    pub stored: crate::model::Weight,
+    pub registry: crate::model::Weight,
 }
 
 /// The most serialised observations a record keeps; a run that observed more keeps

@@ -1,9 +1,10 @@
 //! A record's verdicts derived again from its own observations, by this build's judges:
 //! what `--replay` and the viewer do, so no stored verdict has to be taken on trust.
 
+use crate::glance::{Distrust, regrade_distrusting};
 use crate::judge::{self, Finding};
 use crate::model::{Pack, Verdict, Weight};
-use crate::record::{CheckResult, Record};
+use crate::record::{CheckResult, Record, ReplayRecord};
 use crate::registry::{self, CheckDef};
 
 /// How one check's stored result compares with what the judges derive.
@@ -72,9 +73,52 @@ pub fn rederive(record: &Record) -> Result<Vec<Rederived>, String> {
     Ok(out)
 }
 
+/// A saved record judged again by this build, by the one rule `--replay` and the viewer
+/// share.
+pub struct Replayed {
+    /// The record as this build judges it, with `replay` saying what differed.
+    pub record: Record,
+    /// Per check, how it compares; `Err` when the record has no observations to judge.
+    pub rederived: Result<Vec<Rederived>, String>,
+    /// Stored grades and weights the checks contradict.
+    pub distrust: Distrust,
+}
+
+/// `stored` judged again: its checks re-judged from its observations (when it carries
+/// them), then every pack graded from those checks, a standard run's with the registry's
+/// weights, never from the stored letters (`glance::regrade_distrusting`).
+pub fn replay(stored: &Record) -> Replayed {
+    let mut record = stored.clone();
+    let rederived = rederive(stored);
+    if let Ok(list) = &rederived {
+        rejudge(&mut record, list);
+    }
+    let distrust = regrade_distrusting(stored, &mut record);
+    let found = ReplayRecord {
+        rejudged: rederived.as_ref().map_or(0, Vec::len),
+        not_rejudged: rederived.as_ref().err().cloned(),
+        checks: rederived
+            .iter()
+            .flatten()
+            .filter(|r| r.agreement != Agreement::Same)
+            .map(|r| crate::text::visible(&r.describe()))
+            .collect(),
+        grades: distrust.grades.clone(),
+        weights: distrust.weights.clone(),
+    };
+    // A badge stands for a record that holds; this one was contradicted by its own checks.
+    if found.differs() {
+        record.badge.eligible = false;
+        record.badge.reason = "replayed: the stored results are not what the record's checks give".to_string();
+    }
+    record.replay = Some(found);
+    Replayed { record, rederived, distrust }
+}
+
 /// The record's checks replaced by what its observations give (each keeps the weight
-/// it was stored with; a new one gets its declared weight), then graded again.
-pub fn rejudge(record: &mut Record, rederived: &[Rederived]) {
+/// it was stored with; a new one gets its declared weight). The grades are left to
+/// `replay`.
+fn rejudge(record: &mut Record, rederived: &[Rederived]) {
     let mut checks: Vec<CheckResult> = Vec::new();
     for stored in &record.checks {
         if stored.pack == Pack::Custom.id() {
@@ -99,5 +143,4 @@ pub fn rejudge(record: &mut Record, rederived: &[Rederived]) {
     let rank = |c: &CheckResult| registry::CHECKS.iter().position(|d| d.id == c.id);
     checks.sort_by_key(|c| (c.pack != Pack::Custom.id(), rank(c)));
     record.checks = checks;
-    crate::assemble::regrade(record);
 }

@@ -12,7 +12,7 @@ use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first}
 use sealmark_engine::glance::{self, Distrust, PackGlance};
 use sealmark_engine::model::{Pack, Verdict, VerifiedBy};
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
-use sealmark_engine::rederive::{Agreement, Rederived, rederive, rejudge};
+use sealmark_engine::rederive::{Agreement, Rederived, Replayed, replay};
 use sealmark_engine::registry;
 use sealmark_engine::render::combined;
 use sealmark_engine::text::visible;
@@ -190,13 +190,8 @@ struct Judged {
 
 impl Judged {
     fn of(stored: Arc<Record>) -> Judged {
-        let mut mine = (*stored).clone();
-        let rederived = rederive(&stored);
-        if let Ok(list) = &rederived {
-            rejudge(&mut mine, list);
-        }
-        let distrust = glance::regrade_distrusting(&stored, &mut mine);
-        Judged { record: Arc::new(mine), rederived, distrust }
+        let Replayed { record, rederived, distrust } = replay(&stored);
+        Judged { record: Arc::new(record), rederived, distrust }
     }
 
     fn agreement(&self, id: &str) -> Option<Agreement> {
@@ -293,6 +288,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
         r.coverage.level, r.coverage.tools_called_valid, r.coverage.tools_total
     );
     let weights = weight_band(&judged.distrust);
+    let earlier = earlier_replay_band(&stored);
     view! {
         <article class="report">
             <header class="report-head">
@@ -307,6 +303,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
                     " · "{coverage}
                 </p>
                 <Badge record=r.clone()/>
+                {earlier}
                 {weights}
                 <Band glances=glances.clone() distrust=judged.distrust.clone()/>
                 {band}
@@ -382,6 +379,24 @@ fn Badge(record: Arc<Record>) -> impl IntoView {
                 {format!(": {}", visible(&record.badge.reason))}</span>
         </p>
     }
+}
+
+/// What `sealmark run --replay` found when it wrote this record: the results, grades
+/// and weights of the record it replayed that their own checks contradicted.
+fn earlier_replay_band(stored: &Record) -> Option<AnyView> {
+    let lines = sealmark_engine::render::replay_lines(stored);
+    let (head, rest) = lines.split_first()?;
+    let rest: Vec<String> = rest.iter().map(|l| visible(l)).collect();
+    Some(
+        view! {
+            <div class="mismatch-band replayed" role="alert">
+                <p><strong>{format!("This record was written by a replay: {}.", visible(head))}</strong>
+                   {(!rest.is_empty()).then_some(" It shows what the replayed record's checks give; these stored results did not hold:")}</p>
+                <ul>{rest.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            </div>
+        }
+        .into_any(),
+    )
 }
 
 /// A standard run's checks stored with weights the registry does not give them.

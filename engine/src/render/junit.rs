@@ -1,6 +1,7 @@
 //! JUnit XML: a test suite per pack, a test case per check (advisory and candidate
-//! checks included, marked in the name). fail and part are failures carrying the
-//! evidence; inconclusive is an error; n/a is skipped.
+//! checks included, marked in the name), each with its scope. fail and part are failures
+//! carrying the evidence; inconclusive is an error; n/a is skipped. A replayed record
+//! has one more suite: whether its stored results are what its checks give.
 
 use super::badge::escape;
 use crate::model::{Pack, Verdict};
@@ -90,8 +91,11 @@ pub fn suites(r: &Record, prefix: &str) -> Suites {
                 c.evidence.iter().map(|e| format!("[{}] {}: {}", e.verified_by.id(), e.probe, e.outcome)).collect();
             let body = escape(&format!("scope: {}\n{}", c.scope, evidence.join("\n")));
             let message = escape(&format!("{}: {}", c.verdict.id(), c.summary));
+            let scope = escape(&format!("scope: {}", c.scope));
             match c.verdict {
-                Verdict::Pass => suites.push_str("/>\n"),
+                Verdict::Pass => {
+                    let _ = writeln!(suites, ">\n      <system-out>{scope}</system-out>\n    </testcase>");
+                }
                 Verdict::Fail | Verdict::Part => {
                     let _ = writeln!(
                         suites,
@@ -106,9 +110,33 @@ pub fn suites(r: &Record, prefix: &str) -> Suites {
                     );
                 }
                 Verdict::Na => {
-                    let _ = writeln!(suites, ">\n      <skipped message=\"{message}\"/>\n    </testcase>");
+                    let _ = writeln!(
+                        suites,
+                        ">\n      <skipped message=\"{message}\"/>\n      <system-out>{scope}</system-out>\n    </testcase>"
+                    );
                 }
             }
+        }
+        suites.push_str("  </testsuite>\n");
+    }
+    // A replay's finding is a test of its own: the stored results are what the checks give.
+    if let Some(found) = &r.replay {
+        tests += 1;
+        let _ = write!(
+            suites,
+            "  <testsuite name=\"{prefix}sealmark.replay\" tests=\"1\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n    <testcase classname=\"{prefix}sealmark.replay\" name=\"replay: the stored results are what the record's checks give\" file=\"{}\" line=\"{line}\"",
+            u8::from(found.differs()),
+            escape(file)
+        );
+        let lines = escape(&found.lines().join("\n"));
+        if found.differs() {
+            failures += 1;
+            let _ = writeln!(
+                suites,
+                ">\n      <failure message=\"a stored result is not what the checks give\" type=\"replay\">{lines}</failure>\n    </testcase>"
+            );
+        } else {
+            let _ = writeln!(suites, ">\n      <system-out>{lines}</system-out>\n    </testcase>");
         }
         suites.push_str("  </testsuite>\n");
     }

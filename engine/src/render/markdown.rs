@@ -84,6 +84,13 @@ pub(crate) fn body(r: &Record) -> String {
         }
         o.push('\n');
     }
+    if let Some((head, rest)) = super::replay_lines(r).split_first() {
+        let _ = writeln!(o, "> **{}; shown as this build judges it:**", md(head));
+        for line in rest {
+            let _ = writeln!(o, "> - {}", md(line));
+        }
+        o.push('\n');
+    }
     o.push_str("| pack | grade | points |\n|---|---|---|\n");
     for (p, res) in packs(r) {
         let (grade, detail) = grade_cell(res);
@@ -136,7 +143,7 @@ pub(crate) fn body(r: &Record) -> String {
 }
 
 /// What the exit code means, as `sealmark run --help` says it.
-pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it (with --profile ci also a pack that ran but could not be graded, with --baseline also a regression); 2 bad usage, config, record or environment; 130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP (the server, database and sandbox are cleaned up first).";
+pub const EXIT_CODES: &str = "0 every graded pack met the gate (--fail-under, default A; A* does not meet A); 1 a graded pack is below it (with --profile ci also a pack that ran but could not be graded, with --baseline also a regression, with --replay --strict also a stored result the record's checks do not give); 2 bad usage, config, record or environment; 130, 143, 129 interrupted by SIGINT, SIGTERM, SIGHUP (the server, database and sandbox are cleaned up first).";
 
 /// The summary: a grade card per pack, one row per check with failures first, what to
 /// fix, and what the exit code means.
@@ -165,6 +172,13 @@ pub(crate) fn summary_body(r: &Record) -> String {
         }
         o.push('\n');
     }
+    if let Some((head, rest)) = super::replay_lines(r).split_first() {
+        let _ = writeln!(o, "{head}; shown as this build judges it:");
+        for line in rest {
+            let _ = writeln!(o, "  - {line}");
+        }
+        o.push('\n');
+    }
     o.push_str("Grades\n");
     for (p, res) in packs(r) {
         let (grade, detail) = grade_cell(res);
@@ -176,6 +190,7 @@ pub(crate) fn summary_body(r: &Record) -> String {
     for c in &rows {
         let advisory = if c.advisory { " (advisory)" } else { "" };
         let _ = writeln!(o, "  {} {:10} {} — {}{advisory}", c.verdict.tag(), c.pack, c.label, c.summary);
+        let _ = writeln!(o, "  {:6} {:10} scope: {}", "", "", c.scope);
     }
     let to_fix = crate::glance::to_fix(r);
     if !to_fix.is_empty() {

@@ -86,6 +86,17 @@ pub fn custom_lines(r: &Record) -> Vec<String> {
     lines
 }
 
+/// What a replay found that a reader must be told, one line each (the first says what
+/// the replay did): every stored result, grade and weight the record's checks do not
+/// give, or that its verdicts could only be re-graded. Empty for a live run, and for a
+/// replay that found the record as stored.
+pub fn replay_lines(r: &Record) -> Vec<String> {
+    match &r.replay {
+        Some(p) if p.differs() || p.not_rejudged.is_some() => p.lines(),
+        _ => Vec::new(),
+    }
+}
+
 /// The closing line of every human-readable report.
 pub const CLOSING_LINE: &str =
     "An A means these checks passed with this exact configuration. It is not a security endorsement; see methodology.";

@@ -1,6 +1,7 @@
 //! SARIF 2.1.0 for code-scanning tools: a rule per check of the run (help text from the
-//! registry, a help URI to the check's page), one result per check that did not pass
-//! (n/a is left out), located at the config file's line of the server's command or url.
+//! registry, a help URI to the check's page, its scope and verdict, passing or not), one
+//! result per check that did not pass (n/a is left out), located at the config file's
+//! line of the server's command or url. What a replay distrusted is a notification.
 
 use crate::model::Verdict;
 use crate::record::{CheckResult, Record};
@@ -46,7 +47,7 @@ pub fn run(r: &Record, server: Option<&str>) -> Value {
             "rules": rules,
             "properties": { "methodology": r.sealmark.methodology },
         }},
-        "invocations": [{ "executionSuccessful": true, "startTimeUtc": r.started_at }],
+        "invocations": [invocation(r)],
         "originalUriBaseIds": { "CONFIGROOT": { "description": { "text": "The directory sealmark was run from." } } },
         "results": results,
         "properties": {
@@ -59,6 +60,19 @@ pub fn run(r: &Record, server: Option<&str>) -> Value {
         run["automationDetails"] = json!({ "id": format!("sealmark/{name}/") });
     }
     run
+}
+
+/// The run's invocation; a replay that distrusted the record says each finding as a
+/// warning notification.
+fn invocation(r: &Record) -> Value {
+    let mut inv = json!({ "executionSuccessful": true, "startTimeUtc": r.started_at });
+    let found = super::replay_lines(r);
+    if !found.is_empty() {
+        let level = if r.replay.as_ref().is_some_and(|p| p.differs()) { "warning" } else { "note" };
+        let notes: Vec<Value> = found.iter().map(|l| json!({ "level": level, "message": { "text": l } })).collect();
+        inv["toolExecutionNotifications"] = json!(notes);
+    }
+    inv
 }
 
 fn rule(c: &CheckResult) -> Value {
@@ -85,7 +99,7 @@ fn rule(c: &CheckResult) -> Value {
         "help": { "text": help },
         "helpUri": format!("{REFERENCE_URL}#{}", c.id),
         "defaultConfiguration": { "level": if c.critical { "error" } else if c.advisory { "note" } else { "warning" } },
-        "properties": { "tags": tags, "precision": "very-high" },
+        "properties": { "tags": tags, "precision": "very-high", "scope": c.scope, "verdict": c.verdict.id() },
     })
 }
 

@@ -38,6 +38,12 @@ pub(crate) fn section(r: &Record, verbosity: u8) -> String {
     for line in super::custom_lines(r) {
         let _ = writeln!(o, "  {line}");
     }
+    if let Some((head, rest)) = super::replay_lines(r).split_first() {
+        let _ = writeln!(o, "  {head}; shown as this build judges it:");
+        for line in rest {
+            let _ = writeln!(o, "    - {line}");
+        }
+    }
     o.push('\n');
     header(o, r);
     classification(o, r);
