@@ -469,10 +469,7 @@ fn credentials_in_args_and_env_are_in_no_report() {
     );
     let json = std::fs::read_to_string(dir.join("sealmark-report.json")).unwrap();
     assert!(json.contains("(environment: "), "the server echoed its environment: {json}");
-    let mut said = format!("{}{}", stdout(&out), stderr(&out));
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        said.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()));
-    }
+    let said = format!("{}{}{}", stdout(&out), stderr(&out), common::all_text(&dir));
     for secret in secrets {
         assert!(!said.contains(secret), "{secret} was shown");
     }

@@ -156,20 +156,6 @@ fn listening(port: u16, env: &[(&str, &str)]) -> std::process::Child {
     toy
 }
 
-/// Every file under `dir`, as text.
-fn all_text(dir: &std::path::Path) -> String {
-    let mut out = String::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.push_str(&all_text(&p));
-        } else {
-            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
-        }
-    }
-    out
-}
-
 /// `sealmark run -- URL` reaches an HTTP server (its user and password sent as the
 /// credential), and the password is in no report of any format, nor on stdout or stderr,
 /// when the run works or when it fails.
@@ -191,7 +177,7 @@ fn the_quick_form_takes_a_url_and_never_shows_its_password() {
     assert_eq!(rec["server"]["url"], format!("http://127.0.0.1:{port}/mcp"));
     assert_eq!(verdict(&rec, "handshake"), Pass, "the URL's credential reached the server: {}", rec["checks"]);
     assert!(dir.join("index.html").exists() && dir.join("sealmark-report.svg").exists(), "{said}");
-    let written = all_text(&dir);
+    let written = common::all_text(&dir);
     assert!(!written.contains(PASSWORD) && !said.contains(PASSWORD), "the password was shown:\n{said}");
 
     // Nothing listens: the error names the address, not the password.

@@ -195,24 +195,7 @@ pub fn to_fix(record: &Record) -> Vec<(&CheckResult, &'static str)> {
         .collect()
 }
 
-pub use crate::record::{GradeMismatch, WeightMismatch};
-
-/// What was found untrustworthy while grading a record again.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Distrust {
-    pub grades: Vec<GradeMismatch>,
-    pub weights: Vec<WeightMismatch>,
-}
-
-impl Distrust {
-    pub fn is_empty(&self) -> bool {
-        self.grades.is_empty() && self.weights.is_empty()
-    }
-
-    pub fn grade(&self, pack: &str) -> Option<&GradeMismatch> {
-        self.grades.iter().find(|g| g.pack == pack)
-    }
-}
+pub use crate::record::{Distrust, GradeMismatch, WeightMismatch};
 
 /// Grades `mine` (a copy of `stored`, perhaps re-judged) from its own checks, never its
 /// stored letters: in a standard run each registry check counts with the registry's

@@ -71,16 +71,34 @@ pub struct ReplayRecord {
     pub not_rejudged: Option<String>,
     /// Each check whose stored result the observations contradict, as one line.
     pub checks: Vec<String>,
+    /// The stored grades and weights the checks contradict.
+    #[serde(flatten)]
+    pub distrust: Distrust,
+}
+
+/// What was found untrustworthy while grading a record again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Distrust {
     /// Each stored grade the checks do not give.
     pub grades: Vec<GradeMismatch>,
     /// Each check of a standard run stored with a weight the registry does not give it.
     pub weights: Vec<WeightMismatch>,
 }
 
+impl Distrust {
+    pub fn is_empty(&self) -> bool {
+        self.grades.is_empty() && self.weights.is_empty()
+    }
+
+    pub fn grade(&self, pack: &str) -> Option<&GradeMismatch> {
+        self.grades.iter().find(|g| g.pack == pack)
+    }
+}
+
 impl ReplayRecord {
     /// Whether anything stored is not what the record's checks give.
     pub fn differs(&self) -> bool {
-        !(self.checks.is_empty() && self.grades.is_empty() && self.weights.is_empty())
+        !(self.checks.is_empty() && self.distrust.is_empty())
     }
 
     /// What the replay found, one line each, as stderr and every report format say it.
@@ -94,10 +112,12 @@ impl ReplayRecord {
             ),
         };
         let grades = self
+            .distrust
             .grades
             .iter()
             .map(|g| format!("{}: stored grade {}, its checks give {}", g.pack, g.stored, g.recomputed));
         let weights = self
+            .distrust
             .weights
             .iter()
             .map(|w| format!("{}: stored as {}, the registry weighs it {}", w.id, w.stored.id(), w.registry.id()));

@@ -1,7 +1,7 @@
 //! A record's verdicts derived again from its own observations, by this build's judges:
 //! what `--replay` and the viewer do, so no stored verdict has to be taken on trust.
 
-use crate::glance::{Distrust, regrade_distrusting};
+use crate::glance::regrade_distrusting;
 use crate::judge::{self, Finding};
 use crate::model::{Pack, Verdict, Weight};
 use crate::record::{CheckResult, Record, ReplayRecord};
@@ -80,8 +80,6 @@ pub struct Replayed {
     pub record: Record,
     /// Per check, how it compares; `Err` when the record has no observations to judge.
     pub rederived: Result<Vec<Rederived>, String>,
-    /// Stored grades and weights the checks contradict.
-    pub distrust: Distrust,
 }
 
 /// `stored` judged again: its checks re-judged from its observations (when it carries
@@ -103,8 +101,7 @@ pub fn replay(stored: &Record) -> Replayed {
             .filter(|r| r.agreement != Agreement::Same)
             .map(|r| crate::text::visible(&r.describe()))
             .collect(),
-        grades: distrust.grades.clone(),
-        weights: distrust.weights.clone(),
+        distrust,
     };
     // A badge stands for a record that holds; this one was contradicted by its own checks.
     if found.differs() {
@@ -112,7 +109,7 @@ pub fn replay(stored: &Record) -> Replayed {
         record.badge.reason = "replayed: the stored results are not what the record's checks give".to_string();
     }
     record.replay = Some(found);
-    Replayed { record, rederived, distrust }
+    Replayed { record, rederived }
 }
 
 /// The record's checks replaced by what its observations give (each keeps the weight

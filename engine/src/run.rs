@@ -42,13 +42,13 @@ pub struct RunOutput {
 
 /// The server's arguments as reports show them: credentials hidden.
 fn shown_args(args: &[String]) -> Vec<String> {
-    (0..args.len()).map(|i| secrets::hidden(secrets::in_arg(args, i), &args[i])).collect()
+    (0..args.len()).map(|i| secrets::hidden(&args[i], &secrets::in_arg(args, i))).collect()
 }
 
 /// The server's URL as reports show it: no userinfo, secret query values hidden.
 pub fn shown_url(url: &str) -> String {
     let url = crate::text::without_userinfo(url);
-    secrets::hidden(secrets::in_urls(&url), &url)
+    secrets::hidden(&url, &secrets::in_urls(&url))
 }
 
 /// Runs every requested pack this build carries against the configured server.
@@ -69,12 +69,12 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut redactions = targets.redactions();
     // A value read from sealmark's environment is shown as the reference it came from,
     // and a secret a client's config held (run --from) as redacted.
-    for secret in config.secrets.iter().filter(|s| s.len() >= 4) {
+    for secret in config.secrets.iter().filter(|s| s.len() >= secrets::HIDDEN_EVERYWHERE_FROM) {
         redactions.push((secret.clone(), "<redacted>".to_string()));
     }
     for (_, name) in config.env_references() {
         if let Ok(value) = std::env::var(&name)
-            && value.len() >= 4
+            && value.len() >= secrets::HIDDEN_EVERYWHERE_FROM
         {
             redactions.push((value, format!("${{{name}}}")));
         }

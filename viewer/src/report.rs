@@ -184,14 +184,17 @@ struct Judged {
     record: Arc<Record>,
     /// Per check id, how it compares; `Err` when the record has no observations to judge.
     rederived: Result<Vec<Rederived>, String>,
-    /// Stored grades and weights the checks contradict.
-    distrust: Distrust,
 }
 
 impl Judged {
     fn of(stored: Arc<Record>) -> Judged {
-        let Replayed { record, rederived, distrust } = replay(&stored);
-        Judged { record: Arc::new(record), rederived, distrust }
+        let Replayed { record, rederived } = replay(&stored);
+        Judged { record: Arc::new(record), rederived }
+    }
+
+    /// Stored grades and weights the checks contradict.
+    fn distrust(&self) -> &Distrust {
+        &self.record.replay.as_ref().expect("a replay says what it found").distrust
     }
 
     fn agreement(&self, id: &str) -> Option<Agreement> {
@@ -287,7 +290,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
         "coverage: {} ({} of {} tools reached with a valid call)",
         r.coverage.level, r.coverage.tools_called_valid, r.coverage.tools_total
     );
-    let weights = weight_band(&judged.distrust);
+    let weights = weight_band(judged.distrust());
     let earlier = earlier_replay_band(&stored);
     view! {
         <article class="report">
@@ -305,7 +308,7 @@ fn Report(record: Arc<Record>) -> impl IntoView {
                 <Badge record=r.clone()/>
                 {earlier}
                 {weights}
-                <Band glances=glances.clone() distrust=judged.distrust.clone()/>
+                <Band glances=glances.clone() distrust=judged.distrust().clone()/>
                 {band}
             </header>
             <ToFix record=r.clone()/>
@@ -620,7 +623,7 @@ fn pack_section(judged: &Judged, p: Pack, filter: RwSignal<Option<Verdict>>) -> 
         .as_ref()
         .filter(|g| g.capped && res.status == PackStatus::Graded)
         .map(|g| format!("Capped at D: a critical check failed; without the cap the grade would be {}.", g.raw));
-    let tampered = judged.distrust.grade(p.id()).map(|m| {
+    let tampered = judged.distrust().grade(p.id()).map(|m| {
         view! { <p class="tampered-note" role="alert">{format!(
             "The record says {}; its checks give {}.", visible(&m.stored), m.recomputed
         )}</p> }

@@ -244,6 +244,20 @@ impl Scratch {
     }
 }
 
+/// Every file under `dir`, as text: to search all the reports a run wrote.
+pub fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&all_text(&p));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
 /// Runs the toy server in `mode` and returns the JSON record and the exit code.
 pub fn record(scratch: &Scratch, mode: &str, extra: &str) -> (Value, i32) {
     record_of(scratch, &scratch.config(mode, extra))

@@ -146,8 +146,8 @@ pub fn replaced(value: &str, found: &[Found], mut with: impl FnMut(&Found) -> St
 }
 
 /// `value` with its credentials shown as [`HIDDEN`].
-pub fn hidden(found: Vec<Found>, value: &str) -> String {
-    replaced(value, &found, |_| HIDDEN.to_string())
+pub fn hidden(value: &str, found: &[Found]) -> String {
+    replaced(value, found, |_| HIDDEN.to_string())
 }
 
 /// Every literal credential of a server's config, in its url, args, env and headers.
@@ -166,12 +166,17 @@ pub fn of_server(s: &ServerConfig) -> Vec<String> {
     out
 }
 
+/// The shortest secret replaced wherever its text appears (in the record and in what is
+/// printed); a shorter one would mangle unrelated words, so it is hidden only where it
+/// stands (in a URL, after a secret-named key).
+pub const HIDDEN_EVERYWHERE_FROM: usize = 4;
+
 /// Hides credentials in text meant for people (errors, log lines): each literal secret
-/// known (of four characters or more, so short ones do not mangle words), and any URL's
-/// password whatever it is.
+/// known (of [`HIDDEN_EVERYWHERE_FROM`] characters or more), and any URL's password
+/// whatever it is.
 pub fn hide(text: &str, secrets: &[String]) -> String {
-    let mut out = hidden(in_urls(text), text);
-    let mut long: Vec<&String> = secrets.iter().filter(|s| s.len() >= 4).collect();
+    let mut out = hidden(text, &in_urls(text));
+    let mut long: Vec<&String> = secrets.iter().filter(|s| s.len() >= HIDDEN_EVERYWHERE_FROM).collect();
     long.sort_by_key(|s| std::cmp::Reverse(s.len()));
     for s in long {
         out = out.replace(s.as_str(), HIDDEN);
@@ -189,7 +194,7 @@ mod tests {
     use super::*;
 
     fn shown(found: Vec<Found>, v: &str) -> String {
-        hidden(found, v)
+        hidden(v, &found)
     }
 
     #[test]

@@ -394,14 +394,10 @@ pub fn env_display(
         }
     }
     for (k, v) in configured {
-        out.insert(k.clone(), redact(k, v));
+        out.insert(k.clone(), secrets::hidden(v, &secrets::in_value(k, v)));
     }
     for (k, v) in headers {
-        out.insert(format!("header:{k}"), redact(k, v));
+        out.insert(format!("header:{k}"), secrets::hidden(v, &secrets::in_value(k, v)));
     }
     out
-}
-
-fn redact(key: &str, value: &str) -> String {
-    secrets::hidden(secrets::in_value(key, value), value)
 }
