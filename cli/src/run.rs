@@ -383,13 +383,54 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
         }
         Err(e) => return Err(usage_error(format!("cannot read {}: {e}", path.display()))),
     };
-    let config = config::parse(&path.display().to_string(), &text).map_err(|e| {
+    let shown = path.display().to_string();
+    let refuse = |e: config::ConfigError| {
         say!("{e}");
-        say!("sealmark: error: {} problem(s) in {}; nothing was run", e.problems.len(), path.display());
+        say!("sealmark: error: {} problem(s) in {shown}; nothing was run", e.problems.len());
         exit::USAGE
-    })?;
+    };
+    let (config, mut problems) = config::parse_all(&shown, &text).map_err(refuse)?;
     hide_credentials(&config);
-    Ok(config)
+    if problems.is_empty() {
+        return Ok(config);
+    }
+    // What the tool list refutes is reported with what the file refutes as written, so
+    // one run shows every problem: the server is started and its tools listed, and no
+    // tool is called.
+    let checked_with_tools = !(config.probes.is_empty()
+        && config.sql_tools.is_empty()
+        && config.classify.is_empty()
+        && config.scope.tools.is_empty());
+    if checked_with_tools {
+        if config::only_tool_entries(&problems) {
+            match tool_problems(&config) {
+                Ok(more) => problems.extend(more),
+                Err(why) => say!("sealmark: {why}"),
+            }
+        } else {
+            say!(
+                "sealmark: probes, sql_tools, classify and scope.tools are checked against the server's tools once the rest of {shown} is sound"
+            );
+        }
+    }
+    Err(refuse(config::ConfigError::new(&shown, problems)))
+}
+
+/// What the server's tools refute in a config whose other problems lie in entries they
+/// check: each of its servers is started and its tools listed, as `doctor` does.
+fn tool_problems(config: &Config) -> Result<Vec<config::Problem>, String> {
+    let mut out = Vec::new();
+    for each in config.each() {
+        say!("sealmark: starting {} to check the config against its tools (no tool is called)", describe_target(&each));
+        let inspection = crate::interrupt::run_to_end(sealmark_engine::doctor::inspect(&each, &RunOptions::default()))
+            .map_err(|_| "the check against the server's tools was interrupted".to_string())?
+            .map_err(|e| format!("the server's tools could not be listed to check the rest: {e}"))?;
+        if let Some(why) = inspection.unreachable {
+            return Err(format!("the server's tools could not be listed to check the rest: {why}"));
+        }
+        out.extend(inspection.problems);
+    }
+    Ok(out)
 }
 
 /// Keeps a config's credentials out of everything printed: its literal ones and the

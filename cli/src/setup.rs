@@ -41,7 +41,7 @@ pub fn doctor(args: TargetArgs) -> u8 {
             Err(code) => return code,
         };
         print!("{}", crate::hidden(&sealmark_engine::render::printable(report(&config, &inspection))));
-        code = code.max(if inspection.probe_problems.is_some() {
+        code = code.max(if !inspection.problems.is_empty() {
             exit::USAGE
         } else if inspection.unreachable.is_some() {
             exit::BELOW_GATE

@@ -301,6 +301,24 @@ fn explain_sql_guard_references_prints_the_check_page() {
     }
     let probes = text.lines().filter(|l| l.contains("must not reach the upstream)")).count();
     assert_eq!(probes, 12, "{text}");
+    // The reference page says the same, with the same preface, pack row and sections.
+    let reference =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../site/reference/checks.md")).unwrap();
+    let page = reference.split("### `sql-guard-references`").nth(1).unwrap().split("\n### ").next().unwrap();
+    let preface = "generated from the check registry of sealmark";
+    let said = "`sealmark explain sql-guard-references` prints the same text.";
+    for (place, text) in [("explain", text.as_ref()), ("checks.md", page)] {
+        for fact in [
+            preface,
+            said,
+            "sql-guard (candidate pack) — ",
+            "Settings and thresholds",
+            "This check has no numeric threshold.",
+        ] {
+            assert!(text.contains(fact), "{place}: missing {fact:?} in:\n{text}");
+        }
+    }
+    assert!(page.contains("| pack | sql-guard (candidate pack) — "), "{page}");
 }
 
 /// The control comes first: an allowed name the server refuses (here a misspelt

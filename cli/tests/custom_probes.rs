@@ -224,6 +224,67 @@ fn every_static_refusal_is_reported_at_once_with_exit_2() {
     assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
 }
 
+/// One pass finds every problem: what the file refutes as written and what the server's
+/// tools refute, in the order of the file's lines, from one run that starts the server,
+/// lists its tools and calls none (the toy would connect to the test's listener on any call).
+#[test]
+fn problems_as_written_and_against_the_tools_come_in_one_report() {
+    let scratch = Scratch::new();
+    let calls = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    calls.set_nonblocking(true).unwrap();
+    let notify = format!("http://{}/", calls.local_addr().unwrap());
+    let extra = r#"probes:
+  - { id: typo, tool: read_fil, args: { path: "{sandbox}/ok.txt" } }
+  - { id: slow, tool: read_file, timeout_ms: 0, args: { path: "{sandbox}/ok.txt" } }
+  - { id: typed, tool: read_file, args: { path: 5 } }
+sql_tools:
+  - { tool: read_file, arg: path, shape: list }
+  - { tool: read_file, arg: nothing }
+"#;
+    let cfg = toy_config(&scratch, &["--mode", "phones-home", "--notify", &notify], extra);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let line = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let (out, err, code) = text_run(&scratch, &["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "a report was printed");
+    let wanted = [
+        format!(
+            "sealmark.yaml:{}: probes[0].tool: the server declares no tool \"read_fil\" (did you mean `read_file`?)",
+            line("read_fil")
+        ),
+        format!(
+            "sealmark.yaml:{}: probes[1].timeout_ms: expected milliseconds from 1 to 600000, found 0",
+            line("timeout_ms")
+        ),
+        format!(
+            "sealmark.yaml:{}: probes[2].args: a valid call must fit read_file's schema: path is 5, where the schema asks for a string",
+            line("id: typed")
+        ),
+        format!("sealmark.yaml:{}: sql_tools[0].shape: expected string or array, found \"list\"", line("shape: list")),
+        format!(
+            "sealmark.yaml:{}: sql_tools[1].arg: read_file has no string argument \"nothing\" (its string arguments: path)",
+            line("arg: nothing")
+        ),
+    ];
+    let mut at = 0;
+    for w in &wanted {
+        let found = err[at..].find(w.as_str()).unwrap_or_else(|| panic!("missing {w:?}, in order, in:\n{err}"));
+        at += found + w.len();
+    }
+    assert!(err.contains("sealmark: error: 5 problem(s) in "), "{err}");
+    assert!(err.contains("to check the config against its tools (no tool is called)"), "{err}");
+    assert!(calls.accept().is_err(), "a tool was called");
+    // A problem elsewhere in the file leaves the server unstarted and says why the tool
+    // checks wait.
+    let broken = format!("{}timeout_probe_sec: -1\n", text);
+    std::fs::write(&cfg, broken).unwrap();
+    let (_, err, code) = text_run(&scratch, &["run", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("timeout_probe_sec"), "{err}");
+    assert!(err.contains("checked against the server's tools once the rest of "), "{err}");
+    assert!(!err.contains("declares no tool"), "{err}");
+}
+
 /// What needs the server's tool list is refused after tools/list and before any probe:
 /// unknown tools, literal targets, commands without active, schema breaks, SQL without a stub.
 #[test]
@@ -245,7 +306,7 @@ classify:
     for w in [
         "sealmark.yaml:7: probes[0].tool: the server declares no tool \"read_fil\" (did you mean `read_file`?)",
         "sealmark.yaml:8: probes[1].args.path: \"/etc/passwd\": a path tool must be given a path that starts with {sandbox}",
-        "sealmark.yaml:9: probes[2].args: a valid call must fit read_file's schema: it misses the required argument path",
+        "sealmark.yaml:9: probes[2].args: a valid call must fit read_file's schema: the required argument path is missing",
         "sealmark.yaml:10: probes[3].args.command: \"rm -rf /\": a command tool may run only the harness programs sm-echo, sm-canary, sm-sleep, sm-spew",
         "sealmark.yaml:11: probes[4].active: run_command runs commands, so the probe must say active: true",
         // What the tool list refutes elsewhere in the file comes in the same report.

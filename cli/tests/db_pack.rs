@@ -105,12 +105,47 @@ fn sql_tools_replaces_discovery_and_a_lone_writer_is_judged() {
         ),
         "{line}"
     );
-    // A shape the packs cannot send is refused, not ignored.
-    let array = scratch.config_for(&toy_sql(), &[], "sql_tools: [{ tool: query, arg: sql, shape: array }]\n");
-    let out = scratch.run(&["run", "--config", array.to_str().unwrap()]);
+}
+
+/// A tool that takes its statements as a list (`shape: array`) is sent a list of the one
+/// statement each probe means, and judged by the state reader as any other: the toy that
+/// runs each statement read-only passes, the one that runs them read-write fails. The
+/// evidence shows the list as it was sent.
+#[test]
+fn a_tool_that_takes_a_list_of_statements_is_probed_with_lists() {
+    let scratch = Scratch::new();
+    let run = |mode: &str, sql_tools: &str| {
+        let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], &format!("timeout_probe_sec: 5\n{sql_tools}"));
+        let text = std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
+        std::fs::write(&cfg, text).unwrap();
+        scratch.run(&["run", "--format", "json", "--pack", "db", "--config", cfg.to_str().unwrap()])
+    };
+    let listed = "sql_tools: [{ tool: run_statements, arg: statements, shape: array }]\n";
+    let good: serde_json::Value = serde_json::from_slice(&run("statements", listed).stdout).expect("a record");
+    assert_eq!(good["db"]["sqlTools"], serde_json::json!(["run_statements"]));
+    assert_eq!(verdict(&good, "db-read-only"), Pass);
+    assert_eq!(verdict(&good, "db-mutation-forms"), Pass);
+    let bad: serde_json::Value =
+        serde_json::from_slice(&run("statements-read-write", listed).stdout).expect("a record");
+    assert_eq!(verdict(&bad, "db-read-only"), Fail);
+    let c = bad["checks"].as_array().unwrap().iter().find(|c| c["id"] == "db-read-only").unwrap();
+    let first = &c["evidence"][0];
+    assert_eq!(first["verifiedBy"], "state", "{first}");
+    let sent = first["args"]["statements"].as_array().unwrap_or_else(|| panic!("a list was sent: {first}"));
+    assert_eq!(sent.len(), 1, "{first}");
+    assert!(sent[0].as_str().unwrap().to_uppercase().contains("INSERT"), "{first}");
+    // Without shape: array the argument is not a string one, and the error says what to write.
+    let out = run("statements", "sql_tools: [{ tool: run_statements, arg: statements }]\n");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("sql_tools[0].shape: array is not supported"), "{err}");
+    assert!(
+        err.contains(
+            "sql_tools[0].arg: run_statements has no string argument \"statements\" (it is an array: say shape: array) (its string arguments: none)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -301,6 +301,25 @@ fn bad_records_get_a_message_and_hostile_ones_stay_text() {
     let doctored_id = doctored["checks"][at]["id"].as_str().unwrap().to_string();
     doctored["checks"][at]["verdict"] = "pass".into();
     std::fs::write(scratch.path().join("doctored.json"), doctored.to_string()).unwrap();
+    // A grade edited in the record: the viewer gives the checks' letter and says so; the
+    // record a replay of it writes carries what the replay found, which the viewer shows.
+    let mut regraded = rec.clone();
+    regraded["packs"]["core"]["grade"]["letter"] = "C".into();
+    let regraded_path = scratch.path().join("regraded.json");
+    std::fs::write(&regraded_path, regraded.to_string()).unwrap();
+    let replayed = scratch.path().join("replayed");
+    sealmark_in(
+        &scratch,
+        &[
+            "run",
+            "--replay",
+            regraded_path.to_str().unwrap(),
+            "--format",
+            "json",
+            "--out-dir",
+            replayed.to_str().unwrap(),
+        ],
+    );
     let mut hostile = rec.clone();
     hostile["server"]["name"] = "<script>document.title='pwned'</script>\u{200b}Evil".into();
     hostile["checks"][0]["label"] = "<img src=x onerror=\"document.title='pwned'\">".into();
@@ -329,6 +348,13 @@ fn bad_records_get_a_message_and_hostile_ones_stay_text() {
     assert!(page.contains("1 stored result(s) disagree with the record's own observations"), "{page}");
     assert!(page.contains(&format!("{doctored_id}: stored pass, re-derived ")), "{page}");
     assert!(page.contains("mismatch: the record stored pass"), "{page}");
+    let page = open(&mut b, &format!("{base}/good/?record=../regraded.json"));
+    assert!(page.contains("The record says C (4/4 points, 100%); its checks give A (4/4 points, 100%)."), "{page}");
+    let page = open(&mut b, &format!("{base}/good/?record=../replayed/sealmark-report.json"));
+    assert!(page.contains("This record was written by a replay"), "{page}");
+    assert!(page.contains("core: stored grade C"), "{page}");
+    let bands = b.eval("document.querySelectorAll('.mismatch-band.replayed').length");
+    assert_eq!(bands, serde_json::json!(1), "{page}");
 
     for url in [format!("{base}/good/?record=../hostile.json"), file_url(&out.join("index.html"))] {
         b.forget();
@@ -386,6 +412,21 @@ fn the_site_has_every_check_page_search_and_links_and_reads_on_a_phone_and_in_pr
     b.wait_for_text("timeout_ms");
     b.eval("location.hash = '#/cli'");
     b.wait_for_text("sealmark run");
+    // The background pages: each draws under its own title and is in every page's footer.
+    for (hash, title) in [
+        ("#/standard", "Standard versus custom"),
+        ("#/classification", "Classification"),
+        ("#/agents", "Humans, CI and agents"),
+        ("#/roadmap", "Roadmap"),
+    ] {
+        b.eval(&format!("location.hash = '{hash}'"));
+        b.wait_for(&format!("document.querySelector('article.markdown h1')?.innerText === '{title}'"));
+        let listed = b.eval(&format!(
+            "[...document.querySelectorAll('footer.pages a')].some(a => a.getAttribute('href') === '{hash}' && a.innerText === '{title}')"
+        ));
+        assert_eq!(listed, true, "the footer does not list {hash} as {title:?}");
+        b.wait_for(&format!("document.title === 'sealmark · {title}'"));
+    }
     b.eval("location.hash = '#/packs/db'");
     b.wait_for_text("Postgres");
     b.eval(

@@ -358,7 +358,8 @@ pub fn standard_yaml() -> String {
     let (_, hash) = standard_profile(&config);
     let mut o = format!(
         "# The standard profile of methodology {METHODOLOGY}: the locked settings at their standard values.\n\
-         # A run whose config changes none of them is STANDARD and carries this config.hash.\n\
+         # A run that changes none of them carries this config.hash; it is STANDARD when it also\n\
+         # turns no check off, reweighs none and has no custom check (site/standard.md).\n\
          # Candidate checks and packs are not part of it.\n\
          methodology: {METHODOLOGY}\nhash: \"{hash}\"\ntimeout_probe_sec: {}\nchecks:\n",
         config.timeout_probe_sec

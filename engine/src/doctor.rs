@@ -5,9 +5,8 @@
 use crate::applies::{Situation, applies};
 use crate::classify::Classification;
 use crate::classify::classify_declared;
-use crate::config::Config;
+use crate::config::{Config, Problem};
 use crate::model::Pack;
-use crate::packs::probes;
 use crate::registry::pack_doc;
 use crate::run::RunOptions;
 use crate::session::runner::Runner;
@@ -21,8 +20,9 @@ pub struct Inspection {
     pub unreachable: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub classes: Vec<Classification>,
-    /// What `probes:` validation found once the tools were known.
-    pub probe_problems: Option<String>,
+    /// What the tool list refutes in the config (`probes:`, `classify:`, `sql_tools`,
+    /// `scope.tools`): each a problem a run would refuse.
+    pub problems: Vec<Problem>,
     /// Processes the server left behind.
     pub leftovers: Vec<String>,
     /// Whether the database the config asks for is available.
@@ -49,7 +49,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
         unreachable: None,
         tools: Vec::new(),
         classes: Vec::new(),
-        probe_problems: None,
+        problems: Vec::new(),
         leftovers: Vec::new(),
         database: targets.database.as_ref().map(|d| d.as_ref().map(|d| d.summary.clone()).map_err(Clone::clone)),
     };
@@ -61,13 +61,7 @@ pub async fn inspect(config: &Config, options: &RunOptions) -> Result<Inspection
             }
             inspection.tools = raw.iter().map(ToolInfo::from_value).filter(|t| config.tools.keeps(&t.name)).collect();
             inspection.classes = inspection.tools.iter().map(|t| classify_declared(t, &config.classify)).collect();
-            let mut problems = config.classify_problems(&inspection.tools);
-            if let Err(RunError::Setup(p)) = probes::validate(&runner, &inspection.tools, &raw) {
-                problems.push(p);
-            }
-            if !problems.is_empty() {
-                inspection.probe_problems = Some(problems.join("\n"));
-            }
+            inspection.problems = crate::packs::tool_problems(&runner, &inspection.tools, &raw);
         }
         None => inspection.unreachable = Some(format!("no handshake: {}", handshake.why_not_open())),
     }
@@ -143,7 +137,9 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
             out.push_str(&format!("warning: {w}\n"));
         }
     }
-    if let Some(problems) = &inspection.probe_problems {
+    if !inspection.problems.is_empty() {
+        let file = config.file.as_deref().unwrap_or("sealmark.yaml");
+        let problems = crate::config::ConfigError::new(file, inspection.problems.clone());
         out.push_str(&format!("\nproblems a run would refuse (exit 2):\n{problems}\n"));
     }
     if !inspection.leftovers.is_empty() {

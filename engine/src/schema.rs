@@ -196,7 +196,7 @@ pub fn config_schema() -> String {
                     ("tool", string()),
                     ("arg", string()),
                     ("role", json!({ "enum": ["reader", "writer", "unknown"] })),
-                    ("shape", json!({ "enum": ["string"] })),
+                    ("shape", json!({ "enum": ["string", "array"] })),
                     ("args", json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] } })),
                 ], &["tool", "arg"]) }),
                 "upstream" => object(

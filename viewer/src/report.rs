@@ -342,7 +342,7 @@ fn RunLine(record: Arc<Record>) -> impl IntoView {
             {when}" · "{format!("sealmark {} · ", r.sealmark.version)}
             <a href=Route::Page(Page::Methodology, None).href()>{format!("methodology {}", r.sealmark.methodology)}</a>
             " · "
-            <a href=Route::Page(Page::Methodology, Some("candidate-checks-and-packs".into())).href()>
+            <a href=Route::Page(Page::Standard, None).href() title="What makes a run STANDARD or CUSTOM">
                 <strong class="profile">{profile}</strong>
             </a>
             " · config.hash " <code class="hash">{r.config.hash.clone()}</code>

@@ -8,6 +8,8 @@ pub enum Page {
     Methodology,
     Grades,
     Observers,
+    Standard,
+    Classification,
     Sandbox,
     Environment,
     Output,
@@ -18,17 +20,21 @@ pub enum Page {
     Troubleshooting,
     Fleet,
     Ci,
+    Agents,
     Configuration,
     Cli,
+    Roadmap,
     Changelog,
     Disclosure,
 }
 
 impl Page {
-    pub const ALL: [Page; 17] = [
+    pub const ALL: [Page; 21] = [
         Page::Methodology,
         Page::Grades,
         Page::Observers,
+        Page::Standard,
+        Page::Classification,
         Page::Sandbox,
         Page::Environment,
         Page::Output,
@@ -39,8 +45,10 @@ impl Page {
         Page::Troubleshooting,
         Page::Fleet,
         Page::Ci,
+        Page::Agents,
         Page::Configuration,
         Page::Cli,
+        Page::Roadmap,
         Page::Changelog,
         Page::Disclosure,
     ];
@@ -53,6 +61,8 @@ impl Page {
             Page::Methodology => "methodology",
             Page::Grades => "grades",
             Page::Observers => "observers",
+            Page::Standard => "standard",
+            Page::Classification => "classification",
             Page::Sandbox => "sandbox",
             Page::Environment => "environment",
             Page::Output => "output",
@@ -63,8 +73,10 @@ impl Page {
             Page::Troubleshooting => "troubleshooting",
             Page::Fleet => "fleet",
             Page::Ci => "ci",
+            Page::Agents => "agents",
             Page::Configuration => "configuration",
             Page::Cli => "cli",
+            Page::Roadmap => "roadmap",
             Page::Changelog => "changelog",
             Page::Disclosure => "disclosure",
         }
@@ -75,6 +87,8 @@ impl Page {
             Page::Methodology => "Methodology",
             Page::Grades => "Grades",
             Page::Observers => "Observers",
+            Page::Standard => "Standard versus custom",
+            Page::Classification => "Classification",
             Page::Sandbox => "Sandbox",
             Page::Environment => "Environment",
             Page::Output => "Output",
@@ -85,8 +99,10 @@ impl Page {
             Page::Troubleshooting => "Troubleshooting",
             Page::Fleet => "Vet many servers",
             Page::Ci => "Gate CI",
+            Page::Agents => "Humans, CI and agents",
             Page::Configuration => "Configuration",
             Page::Cli => "CLI",
+            Page::Roadmap => "Roadmap",
             Page::Changelog => "Changelog",
             Page::Disclosure => "Disclosure policy",
         }
@@ -175,6 +191,7 @@ mod tests {
             Route::Page(Page::Configuration, Some("probes".into())),
             Route::Page(Page::Cli, None),
             Route::Page(Page::CustomProbes, Some("verdicts".into())),
+            Route::Page(Page::Standard, Some("the-configuration-hash".into())),
         ];
         for page in Page::ALL {
             assert_eq!(Route::parse(&Route::Page(page, None).href()), Route::Page(page, None), "{}", page.slug());

@@ -6,9 +6,10 @@ use crate::pages::{source, to_html};
 use crate::route::{Page, Route};
 use crate::search::{Entry, search};
 use leptos::prelude::*;
-use sealmark_engine::registry::{self, CHECKS, PACKS, pack_doc};
+use sealmark_engine::registry::{self, CHECKS, PACKS};
 use sealmark_engine::render::reference::{
-    config_keys, cwe_list, decided_by, scoring_sentence, setting_key, status, weight_word,
+    common_settings, config_keys, cwe_list, decided_by, pack_line, preface, scoring_sentence, setting_key, status,
+    threshold_line, weight_word,
 };
 use sealmark_engine::{METHODOLOGY, VERSION};
 use std::sync::Arc;
@@ -97,8 +98,8 @@ pub fn CheckPage(id: String) -> impl IntoView {
         }
         .into_any();
     };
-    let pack = pack_doc(c.pack);
     let facts: Vec<(&str, String)> = vec![
+        ("pack", pack_line(c)),
         ("weight", c.weight_line()),
         ("scope", c.scope.to_string()),
         ("decided by", decided_by(c)),
@@ -112,14 +113,15 @@ pub fn CheckPage(id: String) -> impl IntoView {
                 <a href=Route::Packs(Some(c.pack.id().to_string())).href()>{format!("pack {}", c.pack.id())}</a></p>
             <h1><code>{c.id}</code>" "<span class="chip">{status(c)}</span>{c.candidate.then(|| view! { <span class="chip">"candidate"</span> })}</h1>
             <p class="lede">{c.label}</p>
-            <p class="muted">{format!("Pack {} — {}", c.pack.id(), pack.title)}</p>
+            <p class="muted preface">{preface(c)}</p>
             <dl class="facts">
                 {facts.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
             </dl>
             <h2>"Probes"</h2>
             <ul>{c.probes.iter().map(|p| view! { <li><code>{p.name}</code>" — "{p.described()}</li> }).collect_view()}</ul>
             <h2>"Settings and thresholds"</h2>
-            <p>{format!("Every check takes checks.{0}.enabled (default true) and checks.{0}.severity (critical, scored or advisory).", c.id)}</p>
+            <p>{common_settings(c)}</p>
+            {threshold_line(c).map(|line| view! { <p>{line}</p> })}
             {(!c.settings.is_empty()).then(|| view! {
                 <table>
                     <thead><tr><th scope="col">"key"</th><th scope="col">"default"</th><th scope="col">"standard"</th><th scope="col">"meaning"</th></tr></thead>

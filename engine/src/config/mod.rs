@@ -136,10 +136,39 @@ pub struct SqlTool {
     pub arg: String,
     /// `role: writer` says the tool writes by design, so the read-only checks leave it out.
     pub writer: bool,
+    /// How the tool takes its SQL: one string, or a list of statements.
+    pub shape: SqlShape,
     pub args: BTreeMap<String, Value>,
     /// The lines of `tool` and `arg`, for errors found once the server's tools are known.
     pub line: usize,
     pub arg_line: usize,
+}
+
+/// How a SQL tool takes its statement: `arg` is one string, or a list of strings (the
+/// packs then send a list of the one statement they mean).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SqlShape {
+    #[default]
+    String,
+    Array,
+}
+
+impl SqlShape {
+    /// The JSON type `arg` must have in the tool's schema.
+    pub fn json_type(self) -> &'static str {
+        match self {
+            SqlShape::String => "string",
+            SqlShape::Array => "array",
+        }
+    }
+
+    /// `sql` as the tool takes it.
+    pub fn wrap(self, sql: &str) -> Value {
+        match self {
+            SqlShape::String => Value::from(sql),
+            SqlShape::Array => Value::Array(vec![Value::from(sql)]),
+        }
+    }
 }
 
 impl Default for Config {
@@ -273,16 +302,17 @@ impl Config {
 
     /// What `classify:` says that the server's tool list contradicts: a tool it does
     /// not list, or a param its schema does not declare (a schema that declares none
-    /// may name any), each as `file:line: key: message` with a did-you-mean.
-    pub fn classify_problems(&self, tools: &[crate::tools::ToolInfo]) -> Vec<String> {
-        let file = self.file.as_deref().unwrap_or("sealmark.yaml");
+    /// may name any), each with a did-you-mean.
+    pub fn classify_problems(&self, tools: &[crate::tools::ToolInfo]) -> Vec<Problem> {
         let mut out = Vec::new();
         for (name, d) in &self.classify {
             let Some(tool) = tools.iter().find(|t| &t.name == name) else {
-                let hint = did_you_mean(name, tools.iter().map(|t| t.name.as_str()))
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
-                out.push(format!("{file}:{}: classify.{name}: the server lists no tool \"{name}\"{hint}", d.line));
+                let hint = hint(did_you_mean(name, tools.iter().map(|t| t.name.as_str())));
+                out.push(Problem::at(
+                    d.line,
+                    format!("classify.{name}"),
+                    format!("the server lists no tool \"{name}\"{hint}"),
+                ));
                 continue;
             };
             if let Some(param) = &d.param
@@ -290,13 +320,11 @@ impl Config {
                 && tool.param_type(param).is_none()
             {
                 let names: Vec<&str> = tool.params.iter().map(|(n, _)| n.as_str()).collect();
-                let hint = did_you_mean(param, names.iter().copied())
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
-                out.push(format!(
-                    "{file}:{}: classify.{name}.param: {name} declares no parameter \"{param}\"{hint} (its parameters: {})",
+                let hint = hint(did_you_mean(param, names.iter().copied()));
+                out.push(Problem::at(
                     d.param_line,
-                    names.join(", ")
+                    format!("classify.{name}.param"),
+                    format!("{name} declares no parameter \"{param}\"{hint} (its parameters: {})", names.join(", ")),
                 ));
             }
         }
@@ -482,11 +510,32 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    pub fn at(line: usize, key: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem { line, key: key.into(), message: message.into() }
+    }
+}
+
+/// ` (did you mean `x`?)` when there is a likely name, else nothing.
+pub fn hint(suggestion: Option<&str>) -> String {
+    suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
+}
+
 /// Every problem found, with the file they were found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub file: String,
     pub problems: Vec<Problem>,
+}
+
+impl ConfigError {
+    /// The problems of `file` in the order of its lines, each said once (a probe that
+    /// `matrix` expands is checked once per expansion).
+    pub fn new(file: &str, mut problems: Vec<Problem>) -> ConfigError {
+        problems.sort_by(|a, b| (a.line, &a.key, &a.message).cmp(&(b.line, &b.key, &b.message)));
+        problems.dedup();
+        ConfigError { file: file.to_string(), problems }
+    }
 }
 
 impl fmt::Display for ConfigError {
@@ -509,6 +558,31 @@ impl std::error::Error for ConfigError {}
 
 /// Parses and validates a config. `file` names it in messages.
 pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
+    match parse_all(file, text)? {
+        (config, problems) if problems.is_empty() => Ok(config),
+        (_, problems) => Err(ConfigError::new(file, problems)),
+    }
+}
+
+/// The keys whose entries the server's tool list is needed to check in full.
+const CHECKED_WITH_TOOLS: [&str; 4] = ["probes", "sql_tools", "classify", "scope.tools"];
+
+/// Whether every problem lies in entries the tool list checks further (`probes`,
+/// `sql_tools`, `classify`, `scope.tools`): the rest of the config is then sound enough
+/// to start the server and report what its tools refute with these.
+pub fn only_tool_entries(problems: &[Problem]) -> bool {
+    problems.iter().all(|p| {
+        CHECKED_WITH_TOOLS
+            .iter()
+            .any(|k| p.key.strip_prefix(k).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
+    })
+}
+
+/// A config and every problem it has as written. The config holds what validated (an
+/// entry with a problem may be missing or partly filled); it is usable only when there
+/// are no problems, or to check the rest against the server's tools. Err only for text
+/// that is not YAML.
+pub fn parse_all(file: &str, text: &str) -> Result<(Config, Vec<Problem>), ConfigError> {
     let fail = |problems| Err(ConfigError { file: file.to_string(), problems });
     let doc: Yaml = match serde_yaml_ng::from_str(text) {
         Ok(doc) => doc,
@@ -526,24 +600,17 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
     };
     let lines = KeyLines::scan(text);
     let mut v = Validator { lines: &lines, problems: Vec::new() };
-    let config = v.config(&doc);
-    if v.problems.is_empty() {
-        let mut config = config;
-        config.file = Some(file.to_string());
-        config.server_line = lines.exact("server.command").or_else(|| lines.exact("server.url"));
-        for s in &mut config.servers {
-            s.server.line = lines
-                .exact(&format!("{}.command", s.server.key()))
-                .or_else(|| lines.exact(&format!("{}.url", s.server.key())));
-        }
-        let servers = std::iter::once(&config.server).chain(config.servers.iter().map(|s| &s.server));
-        config.secrets = servers.flat_map(secrets::of_server).collect();
-        Ok(config)
-    } else {
-        let mut problems = v.problems;
-        problems.sort_by_key(|p| p.line);
-        fail(problems)
+    let mut config = v.config(&doc);
+    config.file = Some(file.to_string());
+    config.server_line = lines.exact("server.command").or_else(|| lines.exact("server.url"));
+    for s in &mut config.servers {
+        s.server.line = lines
+            .exact(&format!("{}.command", s.server.key()))
+            .or_else(|| lines.exact(&format!("{}.url", s.server.key())));
     }
+    let servers = std::iter::once(&config.server).chain(config.servers.iter().map(|s| &s.server));
+    config.secrets = servers.flat_map(secrets::of_server).collect();
+    Ok((config, v.problems))
 }
 
 pub(crate) struct Validator<'a> {
@@ -857,16 +924,10 @@ impl Validator<'_> {
                         Some("reader" | "unknown") => {}
                         _ => self.problem(&kpath, format!("expected reader, writer or unknown, found {}", show(val))),
                     },
-                    // The packs send one SQL string; a tool that wants its SQL in an array
-                    // cannot be probed as written, so saying so is refused, not ignored.
                     "shape" => match val.as_str() {
-                        Some("string") => {}
-                        Some("array") => self.problem(
-                            &kpath,
-                            "array is not supported: the packs send the SQL as one string; leave this tool out of sql_tools"
-                                .to_string(),
-                        ),
-                        _ => self.problem(&kpath, format!("expected string, found {}", show(val))),
+                        Some("string") => entry.shape = SqlShape::String,
+                        Some("array") => entry.shape = SqlShape::Array,
+                        _ => self.problem(&kpath, format!("expected string or array, found {}", show(val))),
                     },
                     _ => {
                         for (name, value) in self.mapping(&kpath, val, &[]) {

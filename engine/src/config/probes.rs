@@ -451,13 +451,13 @@ pub fn target_refusal(class: Class, value: &str, has_stub: bool) -> Option<Strin
     }
 }
 
-/// Where a valid call breaks the tool's input schema: missing required arguments,
-/// primitive types, enums.
+/// Where a valid call breaks the tool's input schema (missing required arguments,
+/// primitive types, enums), each said as a sentence of its own.
 pub fn schema_mismatch(schema: &Value, args: &Map<String, Value>) -> Vec<String> {
     let mut out = Vec::new();
     for r in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
         if !args.contains_key(r) {
-            out.push(format!("misses the required argument {r}"));
+            out.push(format!("the required argument {r} is missing"));
         }
     }
     let props = schema.get("properties").and_then(Value::as_object);
@@ -475,13 +475,14 @@ pub fn schema_mismatch(schema: &Value, args: &Map<String, Value>) -> Vec<String>
                 _ => true,
             };
             if !fits && !placeholder {
-                out.push(format!("{name} must be {ty}, found {value}"));
+                let article = if ty.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                out.push(format!("{name} is {value}, where the schema asks for {article} {ty}"));
             }
         }
         if let Some(options) = prop.get("enum").and_then(Value::as_array)
             && !options.contains(value)
         {
-            out.push(format!("{name} must be one of {}", Value::Array(options.clone())));
+            out.push(format!("{name} is {value}, where the schema allows only {}", Value::Array(options.clone())));
         }
     }
     out

@@ -36,6 +36,9 @@ pub struct DbCall {
     /// The argument the statement was sent in (`sql`, `query`, …).
     #[serde(default = "sql_arg")]
     pub arg: String,
+    /// Whether `arg` was sent a list holding the statement (`sql_tools` shape: array).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listed: bool,
     pub sql: String,
     pub answer: Answer,
     /// What changed in the database, one line each; empty when nothing did.
@@ -51,6 +54,12 @@ fn sql_arg() -> String {
 }
 
 impl DbCall {
+    /// The statement as the tool was sent it.
+    fn sent(&self) -> serde_json::Value {
+        let sql = serde_json::Value::String(self.sql.clone());
+        if self.listed { serde_json::Value::Array(vec![sql]) } else { sql }
+    }
+
     pub(crate) fn reply(&self) -> String {
         self.answer.brief()
     }
@@ -58,9 +67,7 @@ impl DbCall {
     pub(crate) fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
         let mut e = Evidence::new(format!("{}: {}", self.probe, clip(&self.sql, 120)), outcome, by)
             .tool(&self.tool)
-            .args(serde_json::Value::Object(
-                [(self.arg.clone(), serde_json::Value::String(self.sql.clone()))].into_iter().collect(),
-            ))
+            .args(serde_json::Value::Object([(self.arg.clone(), self.sent())].into_iter().collect()))
             .code(code);
         // Seed roles are named in evidence as analyst, support or admin.
         e.role = self.role.strip_prefix("sm_").map(str::to_string);
@@ -752,6 +759,7 @@ mod tests {
             tool: "query".into(),
             role: "sm_admin".into(),
             arg: "sql".into(),
+            listed: false,
             sql: "INSERT …".into(),
             answer,
             changed: changed.iter().map(|s| s.to_string()).collect(),

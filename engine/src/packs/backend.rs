@@ -7,6 +7,7 @@
 
 use super::call::{call_answer, plain_answer};
 use super::db::sql_targets;
+use crate::config::{Problem, hint};
 use crate::judge::Answer;
 use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
 use crate::judge::credential::{Caller, CallerCall, Carried, CredentialObservations};
@@ -175,15 +176,11 @@ pub async fn collect(
     for target in &sql {
         let statement = |probe: &str, template: &str| {
             let token = mint();
-            let mut args = target.extra.clone();
-            args.insert(target.param.clone(), Value::String(fill(template, scope, &token)));
-            let mut shown = target.extra.clone();
-            shown.insert(target.param.clone(), Value::String(fill(template, scope, "{token}")));
             Shot {
                 probe: probe.to_string(),
                 tool: target.tool.clone(),
-                args,
-                shown: Value::Object(shown),
+                args: target.args(&fill(template, scope, &token)),
+                shown: Value::Object(target.args(&fill(template, scope, "{token}"))),
                 mark: Mark::Token(token),
             }
         };
@@ -226,11 +223,7 @@ pub async fn collect(
             })
             .collect();
         candidates.extend(scoped.iter().map(|(tool, param)| (tool.clone(), one_arg(param, &allowed))));
-        candidates.extend(sql.iter().map(|t| {
-            let mut args = t.extra.clone();
-            args.insert(t.param.clone(), Value::String(fill(CONTROL, scope, &mint())));
-            (t.tool.clone(), args)
-        }));
+        candidates.extend(sql.iter().map(|t| (t.tool.clone(), t.args(&fill(CONTROL, scope, &mint())))));
         obs.credential = credential(aimer.runner, aimer.live, aimer.stub, &candidates).await;
     }
     Ok(obs)
@@ -244,27 +237,23 @@ fn one_arg(param: &str, value: &str) -> Map<String, Value> {
 
 /// What the tool list refutes in `scope.tools`: a tool or parameter the server does not
 /// declare.
-pub fn scope_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<String> {
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+pub fn scope_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (i, ScopedTool { tool, param, line }) in config.scope.tools.iter().enumerate() {
         let Some(t) = tools.iter().find(|t| &t.name == tool) else {
-            let hint = crate::registry::did_you_mean(tool, tools.iter().map(|t| t.name.as_str()))
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
-            problems
-                .push(format!("{file}:{line}: scope.tools[{i}].tool: the server declares no tool \"{tool}\"{hint}"));
+            let hint = hint(crate::registry::did_you_mean(tool, tools.iter().map(|t| t.name.as_str())));
+            let message = format!("the server declares no tool \"{tool}\"{hint}");
+            problems.push(Problem::at(*line, format!("scope.tools[{i}].tool"), message));
             continue;
         };
         if !t.params.iter().any(|(n, _)| n == param) {
             let names: Vec<&str> = t.params.iter().map(|(n, _)| n.as_str()).collect();
-            let hint = crate::registry::did_you_mean(param, names.iter().copied())
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
-            problems.push(format!(
-                "{file}:{line}: scope.tools[{i}].param: {tool} has no parameter \"{param}\"{hint} (its parameters: {})",
+            let hint = hint(crate::registry::did_you_mean(param, names.iter().copied()));
+            let message = format!(
+                "{tool} has no parameter \"{param}\"{hint} (its parameters: {})",
                 if names.is_empty() { "none".to_string() } else { names.join(", ") }
-            ));
+            );
+            problems.push(Problem::at(*line, format!("scope.tools[{i}].param"), message));
         }
     }
     problems
@@ -275,7 +264,7 @@ pub fn scope_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) 
 fn scoped_tools(runner: &mut Runner<'_>, tools: &[ToolInfo]) -> Result<Vec<(String, String)>, RunError> {
     let problems = scope_tools_problems(runner.config, tools);
     if !problems.is_empty() {
-        return Err(RunError::Setup(problems.join("\n")));
+        return Err(super::refused(runner.config, problems));
     }
     let mut out = Vec::new();
     for ScopedTool { tool, param, .. } in &runner.config.scope.tools {

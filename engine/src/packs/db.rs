@@ -3,6 +3,7 @@
 
 use super::call::call_answer;
 use crate::classify::{Classification, classify_declared};
+use crate::config::{Problem, SqlShape, hint};
 use crate::judge::Answer;
 use crate::judge::db::{
     AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_GRACE_SEC,
@@ -190,8 +191,20 @@ fn set_aside(obs: &mut DbObservations, control: DbCall) {
 pub(super) struct Target {
     pub tool: String,
     pub param: String,
+    /// Whether `param` takes one string or a list of statements.
+    pub shape: SqlShape,
     pub extra: Map<String, Value>,
     pub writer: Option<String>,
+}
+
+impl Target {
+    /// The arguments of a call that sends `sql`: the tool's other arguments, and `sql`
+    /// in the form `param` takes.
+    pub fn args(&self, sql: &str) -> Map<String, Value> {
+        let mut args = self.extra.clone();
+        args.insert(self.param.clone(), self.shape.wrap(sql));
+        args
+    }
 }
 
 /// Books the SQL tools in the observations: each one, the writers with why, and the
@@ -222,31 +235,33 @@ async fn discover(runner: &mut Runner<'_>, live: &mut Live, obs: &mut DbObservat
 }
 
 /// What the tool list refutes in `sql_tools`: an entry naming a tool the server does not
-/// declare, or an argument that is not one of its string arguments.
-pub fn sql_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<String> {
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+/// declare, or an argument that is not one of its arguments of the entry's shape.
+pub fn sql_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) -> Vec<Problem> {
     let mut problems = Vec::new();
-    for (i, entry) in config.sql_tools.iter().enumerate() {
+    // An entry without tool or arg was refused as written.
+    for (i, entry) in config.sql_tools.iter().enumerate().filter(|(_, e)| !e.tool.is_empty() && !e.arg.is_empty()) {
         let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
-            let hint = crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str()))
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
-            problems.push(format!(
-                "{file}:{}: sql_tools[{i}].tool: the server declares no tool \"{}\"{hint}",
-                entry.line, entry.tool
-            ));
+            let hint = hint(crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str())));
+            let message = format!("the server declares no tool \"{}\"{hint}", entry.tool);
+            problems.push(Problem::at(entry.line, format!("sql_tools[{i}].tool"), message));
             continue;
         };
-        if t.param_type(&entry.arg) != Some("string") {
-            let strings: Vec<&str> =
-                t.params.iter().filter(|(_, ty)| ty == "string").map(|(n, _)| n.as_str()).collect();
-            problems.push(format!(
-                "{file}:{}: sql_tools[{i}].arg: {} has no string argument \"{}\" (its string arguments: {})",
-                entry.arg_line,
+        let ty = entry.shape.json_type();
+        let found = t.param_type(&entry.arg);
+        if found != Some(ty) {
+            let fitting: Vec<&str> = t.params.iter().filter(|(_, p)| p == ty).map(|(n, _)| n.as_str()).collect();
+            let shape = match found {
+                Some("array") => " (it is an array: say shape: array)",
+                Some("string") => " (it is a string: leave shape out, or say shape: string)",
+                _ => "",
+            };
+            let message = format!(
+                "{} has no {ty} argument \"{}\"{shape} (its {ty} arguments: {})",
                 t.name,
                 entry.arg,
-                if strings.is_empty() { "none".to_string() } else { strings.join(", ") }
-            ));
+                if fitting.is_empty() { "none".to_string() } else { fitting.join(", ") }
+            );
+            problems.push(Problem::at(entry.arg_line, format!("sql_tools[{i}].arg"), message));
         }
     }
     problems
@@ -267,7 +282,7 @@ pub(super) fn sql_targets(
     if !runner.config.sql_tools.is_empty() {
         let problems = sql_tools_problems(runner.config, tools);
         if !problems.is_empty() {
-            return Err(RunError::Setup(problems.join("\n")));
+            return Err(super::refused(runner.config, problems));
         }
         for entry in &runner.config.sql_tools {
             let Some(t) = tools.iter().find(|t| t.name == entry.tool) else { continue };
@@ -288,6 +303,7 @@ pub(super) fn sql_targets(
             targets.push(Target {
                 tool: t.name.clone(),
                 param: entry.arg.clone(),
+                shape: entry.shape,
                 extra: entry.args.clone().into_iter().collect(),
                 writer: entry.writer.then(|| "sql_tools role: writer".to_string()),
             });
@@ -302,7 +318,7 @@ pub(super) fn sql_targets(
         let others: Vec<&str> = t.required.iter().filter(|r| **r != param).map(String::as_str).collect();
         if others.is_empty() {
             let writer = crate::classify::sql_writes(t, &runner.config.classify);
-            targets.push(Target { tool: t.name.clone(), param, extra: Map::new(), writer });
+            targets.push(Target { tool: t.name.clone(), param, shape: SqlShape::String, extra: Map::new(), writer });
         } else {
             runner.gaps.push(format!(
                 "{}: looks like SQL but requires {} too; not probed by the {pack} pack",
@@ -331,6 +347,7 @@ impl Ctx<'_, '_, '_> {
             tool: self.target.tool.clone(),
             role: self.role.to_string(),
             arg: self.target.param.clone(),
+            listed: self.target.shape == SqlShape::Array,
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],
@@ -340,9 +357,7 @@ impl Ctx<'_, '_, '_> {
     }
 
     fn args(&self, sql: &str) -> Value {
-        let mut args = self.target.extra.clone();
-        args.insert(self.target.param.clone(), Value::String(sql.to_string()));
-        Value::Object(args)
+        Value::Object(self.target.args(sql))
     }
 
     async fn send(&mut self, probe: &str, sql: &str, reset: bool) -> DbCall {

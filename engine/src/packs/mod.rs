@@ -17,7 +17,7 @@ pub mod sqlite;
 
 use crate::applies::{Situation, applies, collects};
 use crate::classify::{Classification, classify_declared};
-use crate::config::{Config, ToolsFilter};
+use crate::config::{Config, ConfigError, Problem, ToolsFilter};
 use crate::judge::core::{CoreObservations, HandshakeObs};
 use crate::judge::credential::Caller;
 use crate::judge::custom::{Probe, ProbeObs};
@@ -50,6 +50,28 @@ pub struct Collected {
     pub unasked: Unasked,
     /// Why the db pack did not run, when it did not.
     pub db_reason: Option<String>,
+}
+
+/// Everything the server's tool list refutes in the config: `classify:`, `probes:`, and
+/// `sql_tools` and `scope.tools` when a pack that reads them runs. Found before any tool
+/// is called.
+pub fn tool_problems(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[serde_json::Value]) -> Vec<Problem> {
+    let config = runner.config;
+    let mut problems = config.classify_problems(tools);
+    problems.extend(probes::validate(runner, tools, raw_tools));
+    if [Pack::Db, Pack::Sqlite, Pack::SqlGuard].into_iter().any(|p| config.runs_pack(p)) {
+        problems.extend(db::sql_tools_problems(config, tools));
+    }
+    if config.runs_pack(Pack::Scope) {
+        problems.extend(backend::scope_tools_problems(config, tools));
+    }
+    problems
+}
+
+/// The config refused for `problems`, said in the order of its lines.
+pub fn refused(config: &Config, problems: Vec<Problem>) -> RunError {
+    let file = config.file.as_deref().unwrap_or("sealmark.yaml");
+    RunError::Setup(ConfigError::new(file, problems).to_string())
 }
 
 /// Starts the server, runs every collector whose pack applies, and stops it.
@@ -85,20 +107,9 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
             }
         }
         // Everything the tool list refutes in the config, reported at once.
-        let mut problems = config.classify_problems(&tools);
-        if let Err(RunError::Setup(p)) = probes::validate(&runner, &tools, &obs.tools.tools) {
-            problems.push(p);
-        }
-        // sql_tools and scope.tools too, before any pack sends a probe (the db pack checks
-        // sql_tools again against the tools of its own instance).
-        if [Pack::Db, Pack::Sqlite, Pack::SqlGuard].into_iter().any(|p| config.runs_pack(p)) {
-            problems.extend(db::sql_tools_problems(config, &tools));
-        }
-        if config.runs_pack(Pack::Scope) {
-            problems.extend(backend::scope_tools_problems(config, &tools));
-        }
+        let problems = tool_problems(&runner, &tools, &obs.tools.tools);
         if !problems.is_empty() {
-            return Err(RunError::Setup(problems.join("\n")));
+            return Err(refused(config, problems));
         }
         runner.begin_pack(&mut live, "robust-input").await;
         core::robust(&mut runner, &mut live, &tools, &mut obs).await;

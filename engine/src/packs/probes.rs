@@ -5,6 +5,7 @@
 use super::call::plain_answer;
 use crate::classify::{Class, classify};
 use crate::config::probes::{DB_PLACEHOLDERS, schema_mismatch, strings_in, target_refusal};
+use crate::config::{Problem, hint};
 use crate::judge::Answer;
 use crate::judge::credential::Caller;
 use crate::judge::custom::{FileSeen, ProbeObs, ProbeOutcome, RequestSeen, Seen, evaluate};
@@ -12,7 +13,6 @@ use crate::judge::custom::{Identity, Probe};
 use crate::record::ProbeCall;
 use crate::session::Reply;
 use crate::session::runner::{Live, Runner};
-use crate::targets::RunError;
 use crate::targets::listener::Listener;
 use crate::targets::sandbox::random_hex;
 use crate::targets::stub::Stub;
@@ -24,19 +24,17 @@ use std::time::{Duration, Instant};
 /// The checks that need the server's tool list, made before any probe is sent: the
 /// tool exists, a classified parameter holds a harness target, a command probe is
 /// active, a valid call fits the schema, identity and upstream clauses have what they need.
-pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) -> Result<(), RunError> {
+pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) -> Vec<Problem> {
     let config = runner.config;
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
     let mut problems = Vec::new();
     let has_stub = config.upstream.kind.is_some();
-    for p in &config.probes {
-        let at = |key: &str, msg: String| format!("{file}:{}: {}{key}: {msg}", p.line, p.key);
+    // A probe with no tool was refused as written; there is nothing to look up.
+    for p in config.probes.iter().filter(|p| !p.tool.is_empty()) {
+        let mut at = |key: &str, msg: String| problems.push(Problem::at(p.line, format!("{}{key}", p.key), msg));
         let Some(tool) = tools.iter().find(|t| t.name == p.tool) else {
-            let hint = crate::registry::did_you_mean(&p.tool, tools.iter().map(|t| t.name.as_str()))
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
+            let hint = hint(crate::registry::did_you_mean(&p.tool, tools.iter().map(|t| t.name.as_str())));
             let filtered = if config.tools.keeps(&p.tool) { "" } else { "; tools.include/tools.exclude leave it out" };
-            problems.push(at(".tool", format!("the server declares no tool \"{}\"{hint}{filtered}", p.tool)));
+            at(".tool", format!("the server declares no tool \"{}\"{hint}{filtered}", p.tool));
             continue;
         };
         let class = classify(tool);
@@ -46,26 +44,26 @@ pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) ->
             && let Some(value) = p.args.get(param).and_then(Value::as_str)
             && let Some(why) = target_refusal(kind, value, has_stub)
         {
-            problems.push(at(&format!(".args.{param}"), why));
+            at(&format!(".args.{param}"), why);
         }
         if class_kind == Some(Class::Command) && !p.active {
-            problems.push(at(".active", format!("{} runs commands, so the probe must say active: true", p.tool)));
+            at(".active", format!("{} runs commands, so the probe must say active: true", p.tool));
         }
         if !p.is_check()
             && let Some(schema) = raw_tools.iter().find(|t| t["name"] == p.tool.as_str()).map(|t| &t["inputSchema"])
         {
             for m in schema_mismatch(schema, &p.args) {
-                problems.push(at(".args", format!("a valid call must fit {}'s schema: it {m}", p.tool)));
+                at(".args", format!("a valid call must fit {}'s schema: {m}", p.tool));
             }
         }
         if p.identity.is_some() && !runner.uses_bearer() {
-            problems.push(at(".identity", "needs an HTTP server whose server.headers use {bearer}".to_string()));
+            at(".identity", "needs an HTTP server whose server.headers use {bearer}".to_string());
         }
         if (p.upstream_reply.is_some() || p.expect.reads_upstream()) && !has_stub {
-            problems.push(at(".upstream", "needs the upstream stub (upstream.kind: http)".to_string()));
+            at(".upstream", "needs the upstream stub (upstream.kind: http)".to_string());
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(RunError::Setup(problems.join("\n"))) }
+    problems
 }
 
 /// Makes every valid call once; returns what each did, and the tools that answered

@@ -1,8 +1,10 @@
 //! The sqlite pack's target and collection: a seeded SQLite file (`{sqlite}`), read
 //! directly before and after every probe, restored from a pristine copy after writes.
 
+use super::db::Target;
 use crate::classify::Classification;
 use crate::classify::sql_writes;
+use crate::config::SqlShape;
 use crate::judge::Answer;
 use crate::judge::db::{DbCall, RowCapCall, RunawayCall, row_cap_step, timeout_step};
 use crate::judge::fs::{diff, outside_root};
@@ -66,9 +68,8 @@ pub async fn collect(
         row_cap_limit: runner.config.setting_u64("sqlite-row-cap", "row_cap") as usize,
         ..Default::default()
     };
-    // (tool, SQL argument, the tool's other arguments).
-    let mut targets: Vec<(String, String, Map<String, Value>)> = Vec::new();
-    let mut writers: Vec<(String, String, Map<String, Value>)> = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
+    let mut writers: Vec<Target> = Vec::new();
     // sql_tools replaces discovery here as in the db and sql-guard packs.
     for entry in &runner.config.sql_tools {
         // An entry naming no listed tool was refused right after tools/list.
@@ -76,6 +77,7 @@ pub async fn collect(
         let extra: Map<String, Value> = entry.args.clone().into_iter().collect();
         let missing: Vec<&str> =
             t.required.iter().filter(|r| **r != entry.arg && !extra.contains_key(*r)).map(String::as_str).collect();
+        let target = Target { tool: t.name.clone(), param: entry.arg.clone(), shape: entry.shape, extra, writer: None };
         if !missing.is_empty() {
             runner.gaps.push(format!(
                 "{}: sql_tools gives no value for required {}; not probed by the sqlite pack",
@@ -87,9 +89,9 @@ pub async fn collect(
                 "{}: a SQL tool that writes by design (sql_tools role: writer); the sqlite pack aims only sqlite-attach at it",
                 t.name
             ));
-            writers.push((t.name.clone(), entry.arg.clone(), extra));
+            writers.push(target);
         } else {
-            targets.push((t.name.clone(), entry.arg.clone(), extra));
+            targets.push(target);
         }
     }
     let discovered = if runner.config.sql_tools.is_empty() { tools } else { &[] };
@@ -97,14 +99,15 @@ pub async fn collect(
         let Some(param) = c.param.clone().filter(|p| c.class == "sql" && t.required.iter().all(|r| r == p)) else {
             continue;
         };
+        let target = Target { tool: t.name.clone(), param, shape: SqlShape::String, extra: Map::new(), writer: None };
         match sql_writes(t, &runner.config.classify) {
-            None => targets.push((t.name.clone(), param, Map::new())),
+            None => targets.push(target),
             Some(why) => {
                 runner.gaps.push(format!(
                     "{}: a SQL tool that writes by design ({why}); the sqlite pack aims only sqlite-attach at it",
                     t.name
                 ));
-                writers.push((t.name.clone(), param, Map::new()));
+                writers.push(target);
             }
         }
     }
@@ -112,11 +115,11 @@ pub async fn collect(
     let mut observer = Observer::new(sandbox.observed());
     let canary = sandbox.canary_dir().to_string_lossy().into_owned();
     let limit = obs.row_cap_limit;
-    for (tool, param, extra) in &targets {
-        obs.tools.push(tool.clone());
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
+    for target in &targets {
+        obs.tools.push(target.tool.clone());
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, target, path };
         obs.controls.push(c.send("control", CONTROL_SQL).await);
-        if !obs.tool_works(tool) {
+        if !obs.tool_works(&target.tool) {
             continue;
         }
         for p in &WRITE_PROBES {
@@ -140,9 +143,9 @@ pub async fn collect(
     }
     // A tool that writes by design is shown to work by a write the file records, then
     // asked to create database files outside the root.
-    for (tool, param, extra) in &writers {
-        obs.write_tools.push(tool.clone());
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
+    for target in &writers {
+        obs.write_tools.push(target.tool.clone());
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, target, path };
         let control = c.judged("write-control", WRITE_CONTROL_SQL).await;
         let works = !control.changed.is_empty();
         obs.write_controls.push(control);
@@ -153,9 +156,9 @@ pub async fn collect(
         }
     }
     // Last: a server that does not stop it stays busy afterwards.
-    let working: Vec<_> = targets.iter().filter(|(t, _, _)| obs.tool_works(t)).collect();
-    for (tool, param, extra) in working {
-        let mut c = Ctx { runner: &mut *runner, live: &mut *live, tool, param, extra, path };
+    let working: Vec<_> = targets.iter().filter(|t| obs.tool_works(&t.tool)).collect();
+    for target in working {
+        let mut c = Ctx { runner: &mut *runner, live: &mut *live, target, path };
         for p in &TIMEOUT_PROBES {
             let probe = RunawayCall { call: c.send_uncounted(p.name, p.sends).await, ran: false, seconds: None };
             let decided = timeout_step(&probe, None).decided();
@@ -171,10 +174,7 @@ pub async fn collect(
 struct Ctx<'c, 'r, 'a> {
     runner: &'c mut Runner<'r>,
     live: &'c mut Live,
-    tool: &'a str,
-    param: &'a str,
-    /// The tool's other required arguments, from sql_tools.
-    extra: &'a Map<String, Value>,
+    target: &'a Target,
     path: &'a Path,
 }
 
@@ -211,19 +211,19 @@ impl Ctx<'_, '_, '_> {
     async fn call(&mut self, probe: &str, sql: &str, count: bool) -> DbCall {
         let mut call = DbCall {
             probe: probe.to_string(),
-            tool: self.tool.to_string(),
+            tool: self.target.tool.clone(),
             role: "sqlite".to_string(),
-            arg: self.param.to_string(),
+            arg: self.target.param.clone(),
+            listed: self.target.shape == SqlShape::Array,
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],
             core: true,
             unreadable: None,
         };
-        let mut args = self.extra.clone();
-        args.insert(self.param.to_string(), Value::String(sql.to_string()));
-        let what = format!("{probe} on {}", self.tool);
-        let reply = self.runner.call_tool(self.live, self.tool, Value::Object(args), &what, count).await;
+        let what = format!("{probe} on {}", self.target.tool);
+        let args = Value::Object(self.target.args(sql));
+        let reply = self.runner.call_tool(self.live, &self.target.tool, args, &what, count).await;
         call.answer = super::call::call_answer(reply);
         call
     }

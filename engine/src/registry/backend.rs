@@ -31,7 +31,7 @@ const SQL_TOOLS: Setting = Setting {
     default: "none",
     locked: false,
     threshold: false,
-    meaning: "The tools that take a SQL string, as { tool, arg } (optional role: reader|writer|unknown, where writer leaves the tool out of the read-only checks; shape: string; args: { <parameter>: <string|number|boolean> } for the tool's other required parameters). When given, it replaces discovery: only these tools are probed; when omitted, SQL tools are found by classification.",
+    meaning: "The tools that take a SQL string, as { tool, arg } (optional role: reader|writer|unknown, where writer leaves the tool out of the read-only checks; shape: string|array, where array sends each probe as a list of that one statement; args: { <parameter>: <string|number|boolean> } for the tool's other required parameters). When given, it replaces discovery: only these tools are probed; when omitted, SQL tools are found by classification.",
 };
 
 const UPSTREAM_KIND: Setting = Setting {

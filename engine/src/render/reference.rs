@@ -67,13 +67,38 @@ pub fn scoring_sentence(c: &CheckDef) -> &'static str {
     }
 }
 
+/// The line that opens every check's page: where its text comes from.
+pub fn preface(c: &CheckDef) -> String {
+    format!(
+        "The sections below are generated from the check registry of sealmark {VERSION} (methodology {METHODOLOGY}); `sealmark explain {}` prints the same text.",
+        c.id
+    )
+}
+
+/// The `pack` row of a check's page: `sql-guard (candidate pack) — SQL that must not reach the backend`.
+pub fn pack_line(c: &CheckDef) -> String {
+    let cand = if c.pack.is_candidate() { " (candidate pack)" } else { "" };
+    format!("{}{cand} — {}", c.pack.id(), pack_doc(c.pack).title)
+}
+
+/// What every check takes, said under "Settings and thresholds".
+pub fn common_settings(c: &CheckDef) -> String {
+    format!(
+        "Every check takes checks.{0}.enabled (default true) and checks.{0}.severity (critical, scored or advisory).",
+        c.id
+    )
+}
+
+/// The line a check without a numeric threshold carries.
+pub fn threshold_line(c: &CheckDef) -> Option<&'static str> {
+    (!c.settings.iter().any(|s| s.threshold)).then_some("This check has no numeric threshold.")
+}
+
 /// A check's page, as `sealmark explain <id>` prints it.
 pub fn explain(c: &CheckDef) -> String {
     let mut o = String::new();
-    let pack = pack_doc(c.pack);
-    let cand_pack = if c.pack.is_candidate() { " (candidate pack)" } else { "" };
-    let _ = writeln!(o, "{}\n\n{}\n\n{}\n", c.id, c.label, status(c));
-    let _ = writeln!(o, "pack: {}{cand_pack} — {}", c.pack.id(), pack.title);
+    let _ = writeln!(o, "{}\n\n{}\n\n{}\n\n{}\n", c.id, c.label, status(c), preface(c));
+    let _ = writeln!(o, "pack: {}", pack_line(c));
     let _ = writeln!(o, "weight: {}", c.weight_line());
     let _ = writeln!(o, "scope: {}", c.scope);
     let _ = writeln!(o, "decided by: {}", decided_by(c));
@@ -84,15 +109,12 @@ pub fn explain(c: &CheckDef) -> String {
         let _ = writeln!(o, "  {}  {}", p.name, p.described());
     }
     o.push_str("\nSettings and thresholds\n\n");
-    let _ = writeln!(
-        o,
-        "Every check takes checks.{0}.enabled (default true) and checks.{0}.severity (critical, scored or advisory).",
-        c.id
-    );
-    if c.settings.iter().any(|s| s.threshold) {
-        o.push('\n');
-    } else {
-        o.push_str("This check has no numeric threshold.\n\n");
+    let _ = writeln!(o, "{}", common_settings(c));
+    match threshold_line(c) {
+        Some(line) => {
+            let _ = writeln!(o, "{line}\n");
+        }
+        None => o.push('\n'),
     }
     if !c.settings.is_empty() {
         let _ = writeln!(o, "  key | default | standard | meaning");
@@ -153,8 +175,9 @@ pub fn checks_markdown() -> String {
         let unbuilt = if pack.built { String::new() } else { " — not built yet".to_string() };
         let _ = writeln!(o, "## Pack `{}`{unbuilt}\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
         for c in checks {
-            let _ = writeln!(o, "### `{}` — {}\n\n*{}*\n", c.id, c.label, status(c));
+            let _ = writeln!(o, "### `{}` — {}\n\n*{}*\n\n{}\n", c.id, c.label, status(c), preface(c));
             let _ = writeln!(o, "| | |\n|---|---|");
+            let _ = writeln!(o, "| pack | {} |", pack_line(c));
             let _ = writeln!(o, "| weight | {} |", c.weight_line());
             let _ = writeln!(o, "| scope | {} |", c.scope);
             let _ = writeln!(o, "| decided by | {} |", decided_by(c));
@@ -166,8 +189,12 @@ pub fn checks_markdown() -> String {
             for p in c.probes {
                 let _ = writeln!(o, "- `{}`: {}", p.name, p.described().replace('|', "\\|"));
             }
+            let _ = writeln!(o, "\n**Settings and thresholds.** {}", common_settings(c));
+            if let Some(line) = threshold_line(c) {
+                let _ = writeln!(o, "{line}");
+            }
             if !c.settings.is_empty() {
-                o.push_str("\n**Settings**\n\n| key | default | standard | meaning |\n|---|---|---|---|\n");
+                o.push_str("\n| key | default | standard | meaning |\n|---|---|---|---|\n");
                 for s in c.settings {
                     let locked = if c.locks(s) { "locked" } else { "not locked" };
                     let _ = writeln!(
