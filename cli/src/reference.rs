@@ -22,9 +22,7 @@ pub fn explain(id: &str) -> u8 {
             exit::OK
         }
         None => {
-            let hint = registry::did_you_mean(id, CHECKS.iter().map(|c| c.id))
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
+            let hint = registry::did_you_mean_hint(id, CHECKS.iter().map(|c| c.id));
             crate::usage_error(format!("unknown check \"{id}\"{hint}; `sealmark list-checks` prints every id"))
         }
     }

@@ -9,7 +9,7 @@ use sealmark_engine::config::{self, Config};
 use sealmark_engine::grading::{Letter, meets_gate};
 use sealmark_engine::model::Pack;
 use sealmark_engine::record::{PackStatus, Record, SavedRecordError};
-use sealmark_engine::registry::did_you_mean;
+use sealmark_engine::registry::did_you_mean_hint;
 use sealmark_engine::render;
 use sealmark_engine::run::{RunOptions, run as run_server};
 use std::io::IsTerminal;
@@ -204,9 +204,7 @@ fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u
             match Pack::from_id(name) {
                 Some(p) => packs.push(p),
                 None => {
-                    let hint = did_you_mean(name, Pack::ALL.iter().map(|p| p.id()))
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
+                    let hint = did_you_mean_hint(name, Pack::ALL.iter().map(|p| p.id()));
                     return Err(usage_error(format!("--pack: unknown pack \"{name}\"{hint}")));
                 }
             }
@@ -397,11 +395,7 @@ pub fn load_config(file: Option<&Path>, command: &[String]) -> Result<Config, u8
     // What the tool list refutes is reported with what the file refutes as written, so
     // one run shows every problem: the server is started and its tools listed, and no
     // tool is called.
-    let checked_with_tools = !(config.probes.is_empty()
-        && config.sql_tools.is_empty()
-        && config.classify.is_empty()
-        && config.scope.tools.is_empty());
-    if checked_with_tools {
+    if config.has_tool_entries() {
         if config::only_tool_entries(&problems) {
             match tool_problems(&config) {
                 Ok(more) => problems.extend(more),

@@ -5,9 +5,10 @@
 //! I/O: the caller reads the file and passes its text.
 
 use crate::classify::DeclaredClass;
+pub use crate::judge::db::SqlShape;
 use crate::judge::scope::{ScopeConfig, ScopedTool};
 use crate::model::{Pack, Weight};
-use crate::registry::{self, SettingKind, did_you_mean};
+use crate::registry::{self, SettingKind, did_you_mean, did_you_mean_hint};
 use serde_json::Value;
 use serde_yaml_ng::Value as Yaml;
 use std::collections::BTreeMap;
@@ -144,33 +145,6 @@ pub struct SqlTool {
     pub arg_line: usize,
 }
 
-/// How a SQL tool takes its statement: `arg` is one string, or a list of strings (the
-/// packs then send a list of the one statement they mean).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SqlShape {
-    #[default]
-    String,
-    Array,
-}
-
-impl SqlShape {
-    /// The JSON type `arg` must have in the tool's schema.
-    pub fn json_type(self) -> &'static str {
-        match self {
-            SqlShape::String => "string",
-            SqlShape::Array => "array",
-        }
-    }
-
-    /// `sql` as the tool takes it.
-    pub fn wrap(self, sql: &str) -> Value {
-        match self {
-            SqlShape::String => Value::from(sql),
-            SqlShape::Array => Value::Array(vec![Value::from(sql)]),
-        }
-    }
-}
-
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -290,14 +264,21 @@ impl Config {
             Some(c) => Ok(c),
             None => {
                 let names = self.servers.iter().map(|s| s.name.as_str());
-                let hint =
-                    did_you_mean(name, names.clone()).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
+                let hint = did_you_mean_hint(name, names.clone());
                 Err(format!(
                     "{file} declares no server \"{name}\"{hint}; its servers: {}",
                     names.collect::<Vec<_>>().join(", ")
                 ))
             }
         }
+    }
+
+    /// Whether the config has entries the tool list checks further (`CHECKED_WITH_TOOLS`).
+    pub fn has_tool_entries(&self) -> bool {
+        !(self.probes.is_empty()
+            && self.sql_tools.is_empty()
+            && self.classify.is_empty()
+            && self.scope.tools.is_empty())
     }
 
     /// What `classify:` says that the server's tool list contradicts: a tool it does
@@ -307,7 +288,7 @@ impl Config {
         let mut out = Vec::new();
         for (name, d) in &self.classify {
             let Some(tool) = tools.iter().find(|t| &t.name == name) else {
-                let hint = hint(did_you_mean(name, tools.iter().map(|t| t.name.as_str())));
+                let hint = did_you_mean_hint(name, tools.iter().map(|t| t.name.as_str()));
                 out.push(Problem::at(
                     d.line,
                     format!("classify.{name}"),
@@ -320,7 +301,7 @@ impl Config {
                 && tool.param_type(param).is_none()
             {
                 let names: Vec<&str> = tool.params.iter().map(|(n, _)| n.as_str()).collect();
-                let hint = hint(did_you_mean(param, names.iter().copied()));
+                let hint = did_you_mean_hint(param, names.iter().copied());
                 out.push(Problem::at(
                     d.param_line,
                     format!("classify.{name}.param"),
@@ -516,11 +497,6 @@ impl Problem {
     }
 }
 
-/// ` (did you mean `x`?)` when there is a likely name, else nothing.
-pub fn hint(suggestion: Option<&str>) -> String {
-    suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
-}
-
 /// Every problem found, with the file they were found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
@@ -654,9 +630,7 @@ impl Validator<'_> {
             if known.is_empty() || known.contains(&k) {
                 out.push((k.to_string(), val));
             } else {
-                let hint = did_you_mean(k, known.iter().copied())
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
+                let hint = did_you_mean_hint(k, known.iter().copied());
                 self.problem(&join(path, k), format!("unknown key{hint}; expected one of: {}", known.join(", ")));
             }
         }
@@ -870,9 +844,7 @@ impl Validator<'_> {
                         Some(c) if DECLARABLE_CLASSES.contains(&c) => d.class = c.to_string(),
                         _ => {
                             let shown = val.as_str().unwrap_or_default();
-                            let hint = did_you_mean(shown, DECLARABLE_CLASSES)
-                                .map(|s| format!(" (did you mean `{s}`?)"))
-                                .unwrap_or_default();
+                            let hint = did_you_mean_hint(shown, DECLARABLE_CLASSES);
                             self.problem(
                                 &kpath,
                                 format!("expected one of {}, found {}{hint}", DECLARABLE_CLASSES.join(", "), show(val)),
@@ -1148,9 +1120,7 @@ impl Validator<'_> {
                 Some(p) if !out.contains(&p) => out.push(p),
                 Some(_) => self.problem(&format!("packs[{i}]"), format!("\"{name}\" is listed twice")),
                 None => {
-                    let hint = did_you_mean(&name, ids.iter().copied())
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
+                    let hint = did_you_mean_hint(&name, ids.iter().copied());
                     self.problem(
                         &format!("packs[{i}]"),
                         format!("unknown pack \"{name}\"{hint}; packs are: {}", ids.join(", ")),
@@ -1167,9 +1137,7 @@ impl Validator<'_> {
         for (id, body) in self.mapping("checks", v, &[]) {
             let path = join("checks", &id);
             let Some(def) = registry::check(&id) else {
-                let hint = did_you_mean(&id, ids.iter().copied())
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
+                let hint = did_you_mean_hint(&id, ids.iter().copied());
                 self.problem(&path, format!("unknown check{hint}; `sealmark list-checks` prints them all"));
                 continue;
             };

@@ -26,6 +26,39 @@ pub const AUDIT_MARKER: &str = "sm-audit-marker";
 /// How many of FORM_PROBES are core cases.
 pub const CORE_FORMS: usize = 4;
 
+/// How a SQL tool takes its statement: `arg` is one string, or a list of strings (the
+/// packs then send a list of the one statement they mean). A SQL call records it, so its
+/// evidence shows the statement as sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlShape {
+    #[default]
+    String,
+    Array,
+}
+
+impl SqlShape {
+    fn is_string(&self) -> bool {
+        *self == SqlShape::String
+    }
+
+    /// The JSON type `arg` must have in the tool's schema.
+    pub fn json_type(self) -> &'static str {
+        match self {
+            SqlShape::String => "string",
+            SqlShape::Array => "array",
+        }
+    }
+
+    /// `sql` as the tool takes it.
+    pub fn wrap(self, sql: &str) -> serde_json::Value {
+        match self {
+            SqlShape::String => serde_json::Value::from(sql),
+            SqlShape::Array => serde_json::Value::Array(vec![serde_json::Value::from(sql)]),
+        }
+    }
+}
+
 /// One SQL call and what the state reader saw.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -36,9 +69,9 @@ pub struct DbCall {
     /// The argument the statement was sent in (`sql`, `query`, …).
     #[serde(default = "sql_arg")]
     pub arg: String,
-    /// Whether `arg` was sent a list holding the statement (`sql_tools` shape: array).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub listed: bool,
+    /// How `arg` took the statement: a string, or a list holding it (`sql_tools` shape: array).
+    #[serde(default, skip_serializing_if = "SqlShape::is_string")]
+    pub shape: SqlShape,
     pub sql: String,
     pub answer: Answer,
     /// What changed in the database, one line each; empty when nothing did.
@@ -54,12 +87,6 @@ fn sql_arg() -> String {
 }
 
 impl DbCall {
-    /// The statement as the tool was sent it.
-    fn sent(&self) -> serde_json::Value {
-        let sql = serde_json::Value::String(self.sql.clone());
-        if self.listed { serde_json::Value::Array(vec![sql]) } else { sql }
-    }
-
     pub(crate) fn reply(&self) -> String {
         self.answer.brief()
     }
@@ -67,7 +94,7 @@ impl DbCall {
     pub(crate) fn evidence(&self, outcome: String, by: VerifiedBy, code: &str) -> Evidence {
         let mut e = Evidence::new(format!("{}: {}", self.probe, clip(&self.sql, 120)), outcome, by)
             .tool(&self.tool)
-            .args(serde_json::Value::Object([(self.arg.clone(), self.sent())].into_iter().collect()))
+            .args(serde_json::Value::Object([(self.arg.clone(), self.shape.wrap(&self.sql))].into_iter().collect()))
             .code(code);
         // Seed roles are named in evidence as analyst, support or admin.
         e.role = self.role.strip_prefix("sm_").map(str::to_string);
@@ -759,7 +786,7 @@ mod tests {
             tool: "query".into(),
             role: "sm_admin".into(),
             arg: "sql".into(),
-            listed: false,
+            shape: SqlShape::String,
             sql: "INSERT …".into(),
             answer,
             changed: changed.iter().map(|s| s.to_string()).collect(),

@@ -212,7 +212,7 @@ mod tests {
             tool: "query".into(),
             role: "sqlite".into(),
             arg: "sql".into(),
-            listed: false,
+            shape: crate::judge::db::SqlShape::String,
             sql: "INSERT …".into(),
             answer,
             changed: changed.iter().map(|s| s.to_string()).collect(),

@@ -7,7 +7,7 @@
 
 use super::call::{call_answer, plain_answer};
 use super::db::sql_targets;
-use crate::config::{Problem, hint};
+use crate::config::Problem;
 use crate::judge::Answer;
 use crate::judge::backend::{BackendObservations, Forward, Reached, ToolRun, hide_token};
 use crate::judge::credential::{Caller, CallerCall, Carried, CredentialObservations};
@@ -241,14 +241,14 @@ pub fn scope_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) 
     let mut problems = Vec::new();
     for (i, ScopedTool { tool, param, line }) in config.scope.tools.iter().enumerate() {
         let Some(t) = tools.iter().find(|t| &t.name == tool) else {
-            let hint = hint(crate::registry::did_you_mean(tool, tools.iter().map(|t| t.name.as_str())));
+            let hint = crate::registry::did_you_mean_hint(tool, tools.iter().map(|t| t.name.as_str()));
             let message = format!("the server declares no tool \"{tool}\"{hint}");
             problems.push(Problem::at(*line, format!("scope.tools[{i}].tool"), message));
             continue;
         };
         if !t.params.iter().any(|(n, _)| n == param) {
             let names: Vec<&str> = t.params.iter().map(|(n, _)| n.as_str()).collect();
-            let hint = hint(crate::registry::did_you_mean(param, names.iter().copied()));
+            let hint = crate::registry::did_you_mean_hint(param, names.iter().copied());
             let message = format!(
                 "{tool} has no parameter \"{param}\"{hint} (its parameters: {})",
                 if names.is_empty() { "none".to_string() } else { names.join(", ") }

@@ -3,7 +3,7 @@
 
 use super::call::call_answer;
 use crate::classify::{Classification, classify_declared};
-use crate::config::{Problem, SqlShape, hint};
+use crate::config::{Problem, SqlShape};
 use crate::judge::Answer;
 use crate::judge::db::{
     AUDIT_MARKER, CONTROL_SQL, CORE_FORMS, DbCall, DbObservations, ROLE_CONTROL_SQL, ROW_CAP_ROWS, RUNAWAY_GRACE_SEC,
@@ -241,7 +241,7 @@ pub fn sql_tools_problems(config: &crate::config::Config, tools: &[ToolInfo]) ->
     // An entry without tool or arg was refused as written.
     for (i, entry) in config.sql_tools.iter().enumerate().filter(|(_, e)| !e.tool.is_empty() && !e.arg.is_empty()) {
         let Some(t) = tools.iter().find(|t| t.name == entry.tool) else {
-            let hint = hint(crate::registry::did_you_mean(&entry.tool, tools.iter().map(|t| t.name.as_str())));
+            let hint = crate::registry::did_you_mean_hint(&entry.tool, tools.iter().map(|t| t.name.as_str()));
             let message = format!("the server declares no tool \"{}\"{hint}", entry.tool);
             problems.push(Problem::at(entry.line, format!("sql_tools[{i}].tool"), message));
             continue;
@@ -347,7 +347,7 @@ impl Ctx<'_, '_, '_> {
             tool: self.target.tool.clone(),
             role: self.role.to_string(),
             arg: self.target.param.clone(),
-            listed: self.target.shape == SqlShape::Array,
+            shape: self.target.shape,
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],

@@ -4,8 +4,8 @@
 
 use super::call::plain_answer;
 use crate::classify::{Class, classify};
+use crate::config::Problem;
 use crate::config::probes::{DB_PLACEHOLDERS, schema_mismatch, strings_in, target_refusal};
-use crate::config::{Problem, hint};
 use crate::judge::Answer;
 use crate::judge::credential::Caller;
 use crate::judge::custom::{FileSeen, ProbeObs, ProbeOutcome, RequestSeen, Seen, evaluate};
@@ -32,7 +32,7 @@ pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) ->
     for p in config.probes.iter().filter(|p| !p.tool.is_empty()) {
         let mut at = |key: &str, msg: String| problems.push(Problem::at(p.line, format!("{}{key}", p.key), msg));
         let Some(tool) = tools.iter().find(|t| t.name == p.tool) else {
-            let hint = hint(crate::registry::did_you_mean(&p.tool, tools.iter().map(|t| t.name.as_str())));
+            let hint = crate::registry::did_you_mean_hint(&p.tool, tools.iter().map(|t| t.name.as_str()));
             let filtered = if config.tools.keeps(&p.tool) { "" } else { "; tools.include/tools.exclude leave it out" };
             at(".tool", format!("the server declares no tool \"{}\"{hint}{filtered}", p.tool));
             continue;

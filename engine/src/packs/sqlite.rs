@@ -214,7 +214,7 @@ impl Ctx<'_, '_, '_> {
             tool: self.target.tool.clone(),
             role: "sqlite".to_string(),
             arg: self.target.param.clone(),
-            listed: self.target.shape == SqlShape::Array,
+            shape: self.target.shape,
             sql: sql.to_string(),
             answer: Answer::Silence,
             changed: vec![],

@@ -234,6 +234,11 @@ pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a st
     best.filter(|(d, _)| *d <= limit).map(|(_, c)| c)
 }
 
+/// ` (did you mean `x`?)` when one of `candidates` is a likely typo of `input`, else nothing.
+pub fn did_you_mean_hint<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    did_you_mean(input, candidates).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
