@@ -69,7 +69,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
     let mut redactions = targets.redactions();
     // A value read from sealmark's environment is shown as the reference it came from,
     // and a secret a client's config held (run --from) as redacted.
-    for secret in config.secrets.iter().filter(|s| s.len() >= secrets::HIDDEN_EVERYWHERE_FROM) {
+    for secret in config.secrets.iter().filter(|s| secrets::hidden_everywhere(s)) {
         redactions.push((secret.clone(), "<redacted>".to_string()));
     }
     for (_, name) in config.env_references() {

@@ -9,12 +9,49 @@ use std::ops::Range;
 pub const HIDDEN: &str = "<redacted>";
 
 /// A key (a flag, a variable, a header, a query parameter) whose value is a secret by
-/// its name.
+/// its name: one of its words (split at `_`, `-`, `.` and lower-to-upper case) is a secret
+/// word, or ends in one long enough not to end ordinary words (`PGPASSWORD`,
+/// `accessToken`), so `AUTHOR`, `MONKEY` and `TOKENIZERS_PARALLELISM` are not secrets.
 pub fn secret_name(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["key", "token", "secret", "password", "passwd", "credential", "auth", "cookie", "session"]
-        .iter()
-        .any(|w| k.contains(w))
+    const WORDS: [&str; 12] = [
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "auth",
+        "authorization",
+        "cookie",
+        "session",
+        "sessionid",
+    ];
+    const ENDINGS: [&str; 4] = ["token", "secret", "password", "passwd"];
+    words(key).iter().any(|w| {
+        let w = w.strip_suffix('s').filter(|s| WORDS.contains(s)).unwrap_or(w);
+        WORDS.contains(&w) || ENDINGS.iter().any(|e| w.ends_with(e))
+    })
+}
+
+/// The words of a key, lower case: `X-Api-Key` and `apiKey` are both `api`, `key`.
+fn words(key: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut lower_before = false;
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            out.push(String::new());
+            lower_before = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && lower_before {
+            out.push(String::new());
+        }
+        lower_before = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.last_mut().expect("never empty").push(c.to_ascii_lowercase());
+    }
+    out.retain(|w| !w.is_empty());
+    out
 }
 
 /// One credential inside a value: where it is, and a variable name it could be read from.
@@ -171,12 +208,22 @@ pub fn of_server(s: &ServerConfig) -> Vec<String> {
 /// stands (in a URL, after a secret-named key).
 pub const HIDDEN_EVERYWHERE_FROM: usize = 4;
 
+/// Whether a secret's text is replaced wherever it appears: one of
+/// [`HIDDEN_EVERYWHERE_FROM`] characters or more that is not a plain number or a yes/no
+/// word, which a tool's answer (that the judges read) holds for reasons of its own. The
+/// others are hidden only where they stand.
+pub fn hidden_everywhere(secret: &str) -> bool {
+    const PLAIN: [&str; 6] = ["true", "false", "null", "none", "enabled", "disabled"];
+    secret.len() >= HIDDEN_EVERYWHERE_FROM
+        && !secret.chars().all(|c| c.is_ascii_digit())
+        && !PLAIN.contains(&secret.to_ascii_lowercase().as_str())
+}
+
 /// Hides credentials in text meant for people (errors, log lines): each literal secret
-/// known (of [`HIDDEN_EVERYWHERE_FROM`] characters or more), and any URL's password
-/// whatever it is.
+/// known that is [`hidden_everywhere`], and any URL's password whatever it is.
 pub fn hide(text: &str, secrets: &[String]) -> String {
     let mut out = hidden(text, &in_urls(text));
-    let mut long: Vec<&String> = secrets.iter().filter(|s| s.len() >= HIDDEN_EVERYWHERE_FROM).collect();
+    let mut long: Vec<&String> = secrets.iter().filter(|s| hidden_everywhere(s)).collect();
     long.sort_by_key(|s| std::cmp::Reverse(s.len()));
     for s in long {
         out = out.replace(s.as_str(), HIDDEN);
@@ -221,6 +268,42 @@ mod tests {
         let args: Vec<String> = ["--api-key", "k9", "--token=t9", "--root", "/srv"].map(String::from).into();
         let each: Vec<String> = (0..args.len()).map(|i| shown(in_arg(&args, i), &args[i])).collect();
         assert_eq!(each, ["--api-key", "<redacted>", "--token=<redacted>", "--root", "/srv"]);
+    }
+
+    #[test]
+    fn a_secret_name_is_a_secret_word_not_a_word_that_contains_one() {
+        for secret in [
+            "API_KEY",
+            "x-api-key",
+            "apiKey",
+            "APIKEY",
+            "GITHUB_TOKEN",
+            "accessToken",
+            "PGPASSWORD",
+            "--password",
+            "Authorization",
+            "client_secret",
+            "SESSION_ID",
+            "Cookie",
+            "credentials",
+            "tokens",
+        ] {
+            assert!(secret_name(secret), "{secret}");
+        }
+        for plain in ["AUTHOR", "MONKEY", "TOKENIZERS_PARALLELISM", "KEYBOARD", "--root", "PATH", "turkey"] {
+            assert!(!secret_name(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn plain_values_are_hidden_only_where_they_stand() {
+        for plain in ["false", "TRUE", "3600", "none", "pw"] {
+            assert!(!hidden_everywhere(plain), "{plain}");
+        }
+        assert!(hidden_everywhere("hunter22"));
+        let args: Vec<String> = ["--session-timeout", "3600"].map(String::from).into();
+        assert_eq!(shown(in_arg(&args, 1), &args[1]), "<redacted>", "still hidden where it stands");
+        assert_eq!(hide("took 3600 ms: false", &["3600".into(), "false".into()]), "took 3600 ms: false");
     }
 
     #[test]
