@@ -220,7 +220,7 @@ fn prepare(args: &RunArgs, mut config: Config) -> Result<(Config, RunOptions), u
         }
         config.upstream.kind = Some("http".to_string());
     }
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let file = config.file_name();
     for (key, name) in config.env_references() {
         if std::env::var(&name).map_or(true, |v| v.is_empty()) {
             return Err(usage_error(format!("{file}: {key}: the environment variable {name} is not set")));
@@ -262,7 +262,7 @@ fn several(args: &RunArgs, config: &Config) -> Result<Combined, u8> {
         .filter(|(i, _)| shard.is_none_or(|s| s.takes(*i)))
         .map(|(index, s)| Planned { index, name: s.name.clone() })
         .collect();
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let file = config.file_name();
     let declared = config.servers.len();
     match shard {
         Some(s) => say!("sealmark: shard {s} runs {} of the {declared} servers of {file}", plan.len()),
@@ -462,7 +462,7 @@ pub fn load_from(file: &Path) -> Result<Config, u8> {
 /// The callers' tokens: each `${VARIABLE}` of --identity-a/-b or identities.a/b read from
 /// the environment. Both or neither: a server that refuses minted tokens refuses both.
 fn identities(args: &RunArgs, config: &Config) -> Result<(Option<String>, Option<String>), u8> {
-    let file = config.file.clone().unwrap_or_else(|| "sealmark.yaml".to_string());
+    let file = config.file_name();
     let ids = &config.identities;
     let mut out = [None, None];
     let given = [

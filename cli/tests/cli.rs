@@ -700,12 +700,18 @@ fn replay_names_a_doctored_grade_and_weight_everywhere_and_strict_fails() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("--strict"), "{}", stderr(&out));
 
-    // The record as run holds: --strict passes it, and no format carries a replay line.
+    // The record as run holds: --strict passes it, no report for people carries a replay
+    // line, and JUnit's replay test passes.
     std::fs::write(&path, record.to_string()).unwrap();
     let out = replay(true);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = std::fs::read_to_string(dir.join("sealmark-report.txt")).unwrap();
-    assert!(!text.contains("replay re-judged"), "{text}");
+    for file in ["txt", "md", "sarif", "summary.txt"] {
+        let text = std::fs::read_to_string(dir.join(format!("sealmark-report.{file}"))).unwrap();
+        assert!(!text.contains("replay re-judged") && !text.contains(grade), "{file}: {text}");
+    }
+    let junit = std::fs::read_to_string(dir.join("sealmark-report.junit.xml")).unwrap();
+    assert!(junit.contains("sealmark.replay\" tests=\"1\" failures=\"0\""), "{junit}");
+    assert!(!junit.contains("type=\"replay\""), "{junit}");
 }
 
 /// --baseline: a worse verdict is a regression (exit 1), a check the baseline lacks

@@ -138,7 +138,7 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
         }
     }
     if !inspection.problems.is_empty() {
-        let file = config.file.as_deref().unwrap_or("sealmark.yaml");
+        let file = config.file_name();
         let problems = crate::config::ConfigError::new(file, inspection.problems.clone());
         out.push_str(&format!("\nproblems a run would refuse (exit 2):\n{problems}\n"));
     }

@@ -195,7 +195,7 @@ pub fn to_fix(record: &Record) -> Vec<(&CheckResult, &'static str)> {
         .collect()
 }
 
-pub use crate::record::{Distrust, GradeMismatch, WeightMismatch};
+use crate::record::{Distrust, GradeMismatch, WeightMismatch};
 
 /// Grades `mine` (a copy of `stored`, perhaps re-judged) from its own checks, never its
 /// stored letters: in a standard run each registry check counts with the registry's

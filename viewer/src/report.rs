@@ -9,9 +9,10 @@ use leptos::prelude::*;
 use sealmark_engine::combined::{Combined, ServerEntry};
 use sealmark_engine::compare::compare;
 use sealmark_engine::explain::{grade_math, pack_kind, pack_verdict, worst_first};
-use sealmark_engine::glance::{self, Distrust, PackGlance};
+use sealmark_engine::glance::{self, PackGlance};
 use sealmark_engine::model::{Pack, Verdict, VerifiedBy};
 use sealmark_engine::record::{CheckResult, PackResult, PackStatus, Record};
+use sealmark_engine::record::{Distrust, GradeMismatch};
 use sealmark_engine::rederive::{Agreement, Rederived, Replayed, replay};
 use sealmark_engine::registry;
 use sealmark_engine::render::combined;
@@ -452,7 +453,7 @@ fn Band(glances: Vec<PackGlance>, distrust: Distrust) -> impl IntoView {
     }
 }
 
-fn pack_card(g: PackGlance, mismatch: Option<glance::GradeMismatch>) -> impl IntoView {
+fn pack_card(g: PackGlance, mismatch: Option<GradeMismatch>) -> impl IntoView {
     let id = g.pack.id();
     let grade = g.grade.clone().expect("a graded pack has a grade");
     let letter = grade.display_letter();

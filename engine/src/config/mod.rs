@@ -256,7 +256,7 @@ impl Config {
     /// The config for one server of `servers:`, by name, or why there is none (with a
     /// did-you-mean).
     pub fn select(&self, name: &str) -> Result<Config, String> {
-        let file = self.file.as_deref().unwrap_or("sealmark.yaml");
+        let file = self.file_name();
         if self.servers.is_empty() {
             return Err(format!("{file} declares one server (server:), not servers: by name; drop --server"));
         }
@@ -271,6 +271,11 @@ impl Config {
                 ))
             }
         }
+    }
+
+    /// The file the config came from, as messages name it (`sealmark.yaml` for the quick form).
+    pub fn file_name(&self) -> &str {
+        self.file.as_deref().unwrap_or("sealmark.yaml")
     }
 
     /// Whether the config has entries the tool list checks further (`CHECKED_WITH_TOOLS`).

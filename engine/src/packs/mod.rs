@@ -70,7 +70,7 @@ pub fn tool_problems(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[serde
 
 /// The config refused for `problems`, said in the order of its lines.
 pub fn refused(config: &Config, problems: Vec<Problem>) -> RunError {
-    let file = config.file.as_deref().unwrap_or("sealmark.yaml");
+    let file = config.file_name();
     RunError::Setup(ConfigError::new(file, problems).to_string())
 }
 
