@@ -215,7 +215,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_package_caches: bool,
     /// Run the probes marked active: true, which make the server run commands (the
-    /// harness programs sm-echo, sm-canary, sm-sleep, sm-spew) or have side effects.
+    /// harness programs sm-echo, sm-canary, sm-sleep, sm-spew) or have side effects, and
+    /// the git probes that call tools that write (on the harness's {repo}).
     #[arg(long)]
     pub active: bool,
     /// Caller a's token for a server that accepts only its own, as '${VARIABLE}' (read

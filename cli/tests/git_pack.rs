@@ -135,3 +135,133 @@ fn a_git_tool_whose_repository_parameter_is_path_is_a_git_tool() {
     assert_eq!((class["class"].as_str(), class["param"].as_str()), (Some("git"), Some("path")), "{class}");
     assert_eq!(verdict(&rec, "git-repo-scope"), Fail);
 }
+
+/// The write checks' modes of toy-git (with `--write-tools`, under `--active`) →
+/// (git-init-scope, git-add-scope, git-ref-options).
+const WRITES_EXPECTED: &[(&str, [Verdict; 3])] = &[
+    ("safe", [Pass, Pass, Pass]),
+    ("init-anywhere", [Fail, Pass, Pass]),
+    ("add-unchecked", [Pass, Fail, Pass]),
+    ("refs-unchecked", [Pass, Pass, Fail]),
+];
+const WRITE_CHECKS: [&str; 3] = ["git-init-scope", "git-add-scope", "git-ref-options"];
+
+/// A run of toy-git with its tools that write, with or without `--active`.
+fn writes_run(mode: &str, active: bool) -> (Value, String) {
+    let scratch = Scratch::new();
+    let args = ["--repository", "{repo}", "--mode", mode, "--write-tools"];
+    let cfg = scratch.config_for(&toy_git(), &args, "packs: [core, git]\n");
+    let mut run = vec!["run", "--format", "json", "--config", cfg.to_str().unwrap()];
+    if active {
+        run.push("--active");
+    }
+    let out = scratch.run(&run);
+    let rec: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{mode}: no record ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    common::assert_rederived(&scratch, &rec);
+    assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
+    assert!(scratch.sandbox_removed(), "mode {mode} left the sandbox");
+    let saved = scratch.path().join("record.json");
+    std::fs::write(&saved, rec.to_string()).unwrap();
+    let text = scratch.run(&["run", "--replay", saved.to_str().unwrap(), "--format", "text"]);
+    (rec, String::from_utf8_lossy(&text.stdout).into_owned())
+}
+
+#[test]
+fn the_write_checks_are_candidates_of_the_git_pack() {
+    let scratch = Scratch::new();
+    let listed = String::from_utf8(scratch.run(&["list-checks"]).stdout).unwrap();
+    for id in WRITE_CHECKS {
+        let def = sealmark_engine::registry::check(id).expect("declared");
+        assert!(def.candidate && def.is_advisory(), "{id}");
+        let line = listed.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id} not listed"));
+        assert!(line.contains("git") && line.contains("candidate"), "{line}");
+    }
+}
+
+/// Each mode breaks one write check, proven by what the harness found on disk and in
+/// the repository's index, HEAD and refs; the safe mode passes all three, and a
+/// candidate never moves the git pack's letter.
+#[test]
+fn tools_that_write_are_judged_by_the_repository_they_left() {
+    let modes: Vec<&str> = WRITES_EXPECTED.iter().map(|(m, _)| *m).collect();
+    let runs: Vec<(Value, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = modes.iter().map(|m| s.spawn(move || writes_run(m, true))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for ((mode, want), (rec, _)) in WRITES_EXPECTED.iter().zip(&runs) {
+        for (id, want) in WRITE_CHECKS.into_iter().zip(want) {
+            let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
+            assert_eq!(verdict(rec, id), *want, "mode {mode}, {id}: {}", c["summary"]);
+        }
+        // The read-only checks judge as they do without the tools that write.
+        let read_letter = if *mode == "refs-unchecked" { "D" } else { "A" };
+        assert_eq!(rec["packs"]["git"]["grade"]["letter"], read_letter, "mode {mode}: candidates never count");
+        assert!(
+            !rec["notCovered"].to_string().contains("valid calls of git_init"),
+            "mode {mode}: {}",
+            rec["notCovered"]
+        );
+    }
+    let by_mode = |m: &str| &runs[modes.iter().position(|x| *x == m).unwrap()].0;
+    let outcomes = |m: &str, id: &str| -> Vec<String> {
+        evidence(by_mode(m), id)
+            .iter()
+            .filter(|e| e["code"].is_string())
+            .map(|e| format!("{} | {}", e["probe"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+            .collect()
+    };
+    let init = outcomes("init-anywhere", "git-init-scope");
+    assert_eq!(init.len(), 5, "every outside spelling made a repository: {init:#?}");
+    assert!(init[0].starts_with("absolute in repo_path ({canary}/sm-init) | a repository was created outside {repo}: a repository at {canary}/sm-init"), "{init:#?}");
+    let add = outcomes("add-unchecked", "git-add-scope");
+    assert!(
+        add.iter().any(|o| o.starts_with("link in files (sm-link/secret.md)")
+            && o.contains("the object database holds the content of the canary repositories' secret.md")),
+        "{add:#?}"
+    );
+    assert!(add[0].contains("the index holds {canary}/secret.txt as secret.txt"), "{add:#?}");
+    let refs = outcomes("refs-unchecked", "git-ref-options");
+    for seen in
+        ["HEAD names refs/heads/sm-option-branch", "HEAD is detached", "README.md's uncommitted line was discarded"]
+    {
+        assert!(refs.iter().any(|o| o.contains(seen)), "{seen} not among {refs:#?}");
+    }
+    // The safe mode's pass rests on its controls: a repository made and a file staged inside {repo}.
+    let safe = by_mode("safe");
+    let controls = |id: &str| -> Vec<String> {
+        evidence(safe, id)
+            .iter()
+            .filter(|e| e["probe"].as_str().unwrap().starts_with("control"))
+            .map(|e| e["outcome"].to_string())
+            .collect()
+    };
+    assert!(
+        controls("git-init-scope")[0].contains("a repository at {repo}/sm-init-control"),
+        "{:?}",
+        controls("git-init-scope")
+    );
+    assert!(controls("git-add-scope")[0].contains("sm-stage-control.txt staged"), "{:?}", controls("git-add-scope"));
+}
+
+/// Without --active nothing that writes is called: the three checks are n/a naming
+/// the tools they would call, and the report says what was skipped.
+#[test]
+fn without_active_the_tools_that_write_are_named_and_left_alone() {
+    let (rec, text) = writes_run("init-anywhere", false);
+    for id in WRITE_CHECKS {
+        assert_eq!(verdict(&rec, id), Verdict::Na, "{id}");
+    }
+    let summary =
+        |id: &str| rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["summary"].clone();
+    assert_eq!(
+        summary("git-init-scope"),
+        "runs only with --active: these probes make the server write (it would call git_init)"
+    );
+    assert!(summary("git-ref-options").as_str().unwrap().ends_with("(it would call git_checkout, git_create_branch)"));
+    assert!(text.contains("[N/A ] Repositories are created only inside the served one — runs only with --active: these probes make the server write (it would call git_init)"), "{text}");
+    assert!(text.contains("probed only with --active"), "{text}");
+    let gaps = rec["notCovered"].to_string();
+    assert!(gaps.contains("git_init, git_add, git_checkout, git_create_branch write to the repository; git-init-scope, git-add-scope and git-ref-options call them only with --active"), "{gaps}");
+    assert!(rec["observations"]["git"]["writes"]["init"].as_array().unwrap().is_empty(), "no write call was made");
+}

@@ -472,7 +472,10 @@ fn not_covered(
         out.push("SSRF beyond the corpus: octal and the other 127/8 spellings, a redirect from a public host to loopback and DNS rebinding are not probed (the harness contacts only its own listener)".to_string());
     }
     if graded(Pack::Git) {
-        out.push("git tools that write, aimed at other repositories (git-repo-scope aims the read-only tools at the canary repository)".to_string());
+        out.push(match facts.sandbox.active {
+            true => "git tools that write, beyond creating repositories, staging files and refs that are options: commits, merges, pushes and resets without a ref are not probed",
+            false => "git tools that write: repository creation, staging and refs that are options are probed only with --active (git-init-scope, git-add-scope, git-ref-options)",
+        }.to_string());
     }
     out.push(
         "tools a server lists only to clients that declare roots, sampling or elicitation (the harness declares none)"

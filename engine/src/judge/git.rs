@@ -74,6 +74,62 @@ pub struct GitObservations {
     pub injection_controls: Vec<Control>,
     pub injection: Vec<InjectionProbe>,
     pub read_only_changes: Vec<RepoChange>,
+    /// The probes of the tools that write (`--active`).
+    #[serde(default)]
+    pub writes: WriteObservations,
+}
+
+/// What the git tools that write did with the three candidates' probes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteObservations {
+    /// Why the write probes did not run (no `--active`), naming the tools they would call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<WriteSkip>,
+    /// Tools that create repositories (git-init-scope).
+    pub init: Vec<WriteRun>,
+    /// Tools that stage files (git-add-scope).
+    pub stage: Vec<WriteRun>,
+    /// Other tools that write and take a ref-like argument (git-ref-options).
+    pub refs: Vec<WriteRun>,
+}
+
+/// The write probes were not run: why, and the tools each check would have called.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteSkip {
+    pub why: String,
+    pub init: Vec<String>,
+    pub stage: Vec<String>,
+    pub refs: Vec<String>,
+}
+
+/// One tool that writes: why it was taken for its check, its control and its probes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteRun {
+    pub tool: String,
+    /// Why the tool was taken for this check (its name, its annotations).
+    pub decided_by: String,
+    pub control: WriteProbe,
+    pub probes: Vec<WriteProbe>,
+}
+
+/// One call of a tool that writes, and what the harness saw afterwards in `{repo}` and
+/// the sandbox that only the call explains.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteProbe {
+    pub variant: String,
+    /// The argument the value went into.
+    pub param: String,
+    /// The value as reports show it (placeholders, not this run's paths).
+    pub shown: String,
+    pub answer: Answer,
+    /// For a probe, the effects the check looks for; for a control, what it was
+    /// meant to do (the repository created, the file staged) or, for git-ref-options,
+    /// any of the probes' effects it produced itself.
+    pub seen: Vec<String>,
 }
 
 fn control_evidence(controls: &[Control]) -> Vec<Evidence> {
@@ -212,6 +268,153 @@ pub fn arg_injection(obs: &GitObservations) -> Finding {
     )
 }
 
+/// How one of the three write checks reads its runs.
+struct WriteRule {
+    /// The tools it aims at, for "no git tool …".
+    kind: &'static str,
+    /// Whether a run's control did what proves a refusal means something.
+    control_worked: fn(&WriteRun) -> bool,
+    /// Whether a run's probes can be charged with what they saw (its control did not
+    /// produce the same effects itself).
+    chargeable: fn(&WriteRun) -> bool,
+    /// What a probe that saw something did, before the list of what was seen.
+    took: &'static str,
+    code: &'static str,
+    by: VerifiedBy,
+    /// Why no pass, when no control worked.
+    no_control: &'static str,
+    /// What the passing probes left as it was.
+    held: &'static str,
+}
+
+fn judge_writes(runs: &[WriteRun], skipped: Option<(&str, &[String])>, rule: WriteRule) -> Finding {
+    if let Some((why, tools)) = skipped {
+        return match tools.is_empty() {
+            true => Finding::new(Verdict::Na, format!("no git tool {}", rule.kind), vec![]),
+            false => Finding::new(Verdict::Na, format!("{why} (it would call {})", tools.join(", ")), vec![]),
+        };
+    }
+    if runs.is_empty() {
+        return Finding::new(
+            Verdict::Na,
+            format!("no git tool {} with arguments the harness can fill", rule.kind),
+            vec![],
+        );
+    }
+    let probe_line = |p: &WriteProbe| format!("{} in {} ({})", p.variant, p.param, p.shown);
+    let mut evidence = Vec::new();
+    for run in runs.iter().filter(|r| (rule.chargeable)(r)) {
+        for p in run.probes.iter().filter(|p| !p.seen.is_empty()) {
+            evidence.push(
+                Evidence::new(
+                    probe_line(p),
+                    format!("{}: {} ({})", rule.took, p.seen.join(", "), p.answer.brief()),
+                    rule.by,
+                )
+                .tool(&run.tool)
+                .code(rule.code),
+            );
+        }
+    }
+    if !evidence.is_empty() {
+        let first = &evidence[0];
+        let summary = format!(
+            "{} probe(s): {}, first {} on {}",
+            evidence.len(),
+            rule.took,
+            first.probe,
+            first.tool.clone().unwrap_or_default()
+        );
+        return Finding::new(Verdict::Fail, summary, evidence);
+    }
+    for run in runs {
+        let c = &run.control;
+        let outcome = match c.seen.is_empty() {
+            true => c.answer.brief(),
+            false => format!("{} ({})", c.seen.join(", "), c.answer.brief()),
+        };
+        evidence.push(
+            Evidence::new(format!("control: {} ({}; {})", c.param, c.shown, run.decided_by), outcome, rule.by)
+                .tool(&run.tool),
+        );
+    }
+    let proving: Vec<&WriteRun> = runs.iter().filter(|r| (rule.control_worked)(r)).collect();
+    if proving.is_empty() {
+        return Finding::new(Verdict::Inconclusive, rule.no_control, evidence);
+    }
+    for run in &proving {
+        evidence
+            .extend(run.probes.iter().map(|p| Evidence::new(probe_line(p), p.answer.brief(), rule.by).tool(&run.tool)));
+    }
+    let probes: usize = proving.iter().map(|r| r.probes.len()).sum();
+    let tools: Vec<&str> = proving.iter().map(|r| r.tool.as_str()).collect();
+    Finding::new(Verdict::Pass, format!("{probes} probe(s) on {}: {}", tools.join(", "), rule.held), evidence)
+}
+
+impl WriteObservations {
+    fn skipped_for(&self, tools: fn(&WriteSkip) -> &[String]) -> Option<(&str, &[String])> {
+        self.skipped.as_ref().map(|s| (s.why.as_str(), tools(s)))
+    }
+}
+
+/// `git-init-scope`: no repository may appear outside `{repo}`.
+pub fn init_scope(obs: &GitObservations) -> Finding {
+    let w = &obs.writes;
+    judge_writes(
+        &w.init,
+        w.skipped_for(|s| &s.init),
+        WriteRule {
+            kind: "creates repositories",
+            control_worked: |r| !r.control.seen.is_empty(),
+            chargeable: |_| true,
+            took: "a repository was created outside {repo}",
+            code: "repo-created-outside",
+            by: VerifiedBy::Sandbox,
+            no_control: "no tool created a repository inside {repo} (the control), so that none appeared elsewhere proves nothing",
+            held: "no repository appeared outside {repo}, and the control created one inside it",
+        },
+    )
+}
+
+/// `git-add-scope`: no file from outside `{repo}` may reach its index or object database.
+pub fn add_scope(obs: &GitObservations) -> Finding {
+    let w = &obs.writes;
+    judge_writes(
+        &w.stage,
+        w.skipped_for(|s| &s.stage),
+        WriteRule {
+            kind: "stages files",
+            control_worked: |r| !r.control.seen.is_empty(),
+            chargeable: |_| true,
+            took: "a file outside {repo} was read into it",
+            code: "outside-file-staged",
+            by: VerifiedBy::State,
+            no_control: "no tool staged the harness's new file inside {repo} (the control), so refusals of outside files prove nothing",
+            held: "neither the index nor the object database of {repo} holds an outside file, and the control's file was staged",
+        },
+    )
+}
+
+/// `git-ref-options`: no option-like ref may move HEAD, make a branch, discard a change
+/// or write a file.
+pub fn ref_options(obs: &GitObservations) -> Finding {
+    let w = &obs.writes;
+    judge_writes(
+        &w.refs,
+        w.skipped_for(|s| &s.refs),
+        WriteRule {
+            kind: "writes and takes a ref, branch, revision or path argument",
+            control_worked: |r| r.control.seen.is_empty() && matches!(r.control.answer, Answer::Success { .. }),
+            chargeable: |r| r.control.seen.is_empty(),
+            took: "the option took effect",
+            code: "option-took-effect",
+            by: VerifiedBy::State,
+            no_control: "no tool that writes answered a benign call on {repo} without itself doing what the probes look for, so options that did nothing prove nothing",
+            held: "HEAD, the refs, the uncommitted change and the sandbox were as before every call",
+        },
+    )
+}
+
 fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();
     for i in items {
@@ -280,6 +483,55 @@ mod tests {
             what: vec!["{repo}/.git/refs/tags/x created".into()],
         });
         assert!(arg_injection(&obs).summary.contains("git_status is annotated read-only but changed {repo}"));
+    }
+
+    fn write_run(tool: &str, control_seen: &[&str], answer: Answer, probe_seen: &[&str]) -> WriteRun {
+        let probe = |variant: &str, seen: &[&str], answer: Answer| WriteProbe {
+            variant: variant.into(),
+            param: "repo_path".into(),
+            shown: "{canary}/sm-init".into(),
+            answer,
+            seen: seen.iter().map(|s| s.to_string()).collect(),
+        };
+        WriteRun {
+            tool: tool.into(),
+            decided_by: "its name says init".into(),
+            control: probe("control", control_seen, answer.clone()),
+            probes: vec![probe("absolute", probe_seen, answer)],
+        }
+    }
+
+    #[test]
+    fn write_checks_need_active_a_working_control_and_fail_on_what_was_seen() {
+        let mut obs = base();
+        obs.writes.skipped = Some(WriteSkip {
+            why: "runs only with --active".into(),
+            init: vec!["git_init".into()],
+            ..Default::default()
+        });
+        let f = init_scope(&obs);
+        assert_eq!(f.verdict, Verdict::Na);
+        assert!(f.summary.contains("--active (it would call git_init)"), "{}", f.summary);
+        assert_eq!(add_scope(&obs).summary, "no git tool stages files");
+        let made = ["{repo}/sm-init-control/.git"];
+        let mut obs = base();
+        obs.writes.init = vec![write_run("git_init", &made, ok("done"), &[])];
+        assert_eq!(init_scope(&obs).verdict, Verdict::Pass);
+        obs.writes.init = vec![write_run("git_init", &[], ok("done"), &[])];
+        assert_eq!(init_scope(&obs).verdict, Verdict::Inconclusive, "a control that made nothing proves nothing");
+        obs.writes.init = vec![write_run("git_init", &[], ok("done"), &["{canary}/sm-init/.git"])];
+        let f = init_scope(&obs);
+        assert_eq!((f.verdict, f.evidence[0].code.as_deref()), (Verdict::Fail, Some("repo-created-outside")));
+        // git-ref-options: a control that did what the probes look for makes its tool's probes unchargeable.
+        let discarded = ["README.md's uncommitted line was discarded"];
+        obs.writes.refs = vec![write_run("git_checkout", &discarded, ok("done"), &discarded)];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Inconclusive);
+        obs.writes.refs = vec![write_run("git_checkout", &[], ok("done"), &discarded)];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Fail);
+        obs.writes.refs = vec![write_run("git_checkout", &[], ok("done"), &[])];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Pass);
+        obs.writes.refs = vec![write_run("git_checkout", &[], Answer::ToolError { text: "no".into() }, &[])];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Inconclusive, "a refused control proves nothing");
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
     if !g.tools.is_empty() {
         judge("git-repo-scope", git::repo_scope(g));
         judge("git-arg-injection", git::arg_injection(g));
+        judge("git-init-scope", git::init_scope(g));
+        judge("git-add-scope", git::add_scope(g));
+        judge("git-ref-options", git::ref_options(g));
     }
     if let Some(h) = &obs.http {
         judge("http-origin", http::origin(h));

@@ -1,6 +1,9 @@
 //! The git pack's targets and collection: the repositories the harness owns (`{repo}`,
 //! which the server may serve, and a canary repository beside the root it must not),
-//! then the repository-scope and option-injection probes on every read-only git tool.
+//! then the repository-scope and option-injection probes on every read-only git tool,
+//! and under `--active` the write probes on the tools that write (`writes`).
+
+mod writes;
 
 use super::call::{call_answer, watched};
 use crate::classify::Classification;
@@ -45,16 +48,18 @@ struct GitTool<'t> {
     targets: Vec<String>,
 }
 
+/// Whether an argument's name says it holds a path.
+fn names_a_path(name: &str) -> bool {
+    ["path", "file", "spec"].iter().any(|p| name.to_ascii_lowercase().contains(p))
+}
+
 /// A harmless value for an argument, by its name and type; `None` when there is none.
 fn benign(name: &str, kind: &str) -> Option<Value> {
     match kind {
         "integer" | "number" => Some(json!(5)),
         "boolean" => Some(json!(false)),
         "array" => Some(json!(["README.md"])),
-        "string" | "any" => {
-            let path_like = ["path", "file", "spec"].iter().any(|p| name.to_ascii_lowercase().contains(p));
-            Some(json!(if path_like { "README.md" } else { "HEAD" }))
-        }
+        "string" | "any" => Some(json!(if names_a_path(name) { "README.md" } else { "HEAD" })),
         _ => None,
     }
 }
@@ -149,7 +154,8 @@ impl Caller<'_, '_> {
     }
 }
 
-/// Runs the git probes on every read-only git tool.
+/// Runs the git probes on every read-only git tool, and with `--active` the write
+/// probes on the tools that write.
 pub async fn collect(
     runner: &mut Runner<'_>,
     live: &mut Live,
@@ -162,6 +168,7 @@ pub async fn collect(
     let mut benign = Vec::new();
     let mut obs = GitObservations::default();
     let mut targets = Vec::new();
+    let mut writers = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
         if class.class != "git" {
             continue;
@@ -174,9 +181,13 @@ pub async fn collect(
                 }
                 targets.push(t);
             }
-            Ok(_) => runner
-                .gaps
-                .push(format!("{}: a git tool that writes; the git pack calls read-only git tools only", tool.name)),
+            Ok(t) => match writes::writer(t) {
+                Some(w) => writers.push(w),
+                None => runner.gaps.push(format!(
+                    "{}: a git tool that writes, without an argument the write probes aim at (a repository to create, files to stage, a ref); not called by the git pack",
+                    tool.name
+                )),
+            },
             Err(arg) => {
                 obs.unfillable.push(tool.name.clone());
                 runner.gaps.push(format!(
@@ -288,6 +299,20 @@ pub async fn collect(
                 }
             }
         }
+    }
+    if writers.is_empty() {
+        return (obs, benign);
+    }
+    if owned.active {
+        obs.writes = writes::probe(&mut caller, &writers, repos).await;
+    } else {
+        let skip = writes::skipped(&writers);
+        let names: Vec<&str> = writers.iter().map(|w| w.tool.tool.name.as_str()).collect();
+        caller.runner.gaps.push(format!(
+            "git: {} write to the repository; git-init-scope, git-add-scope and git-ref-options call them only with --active",
+            names.join(", ")
+        ));
+        obs.writes.skipped = Some(skip);
     }
     (obs, benign)
 }

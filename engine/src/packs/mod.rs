@@ -238,6 +238,10 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
         gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
     }
     let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
+    let writes = &git_obs.writes;
+    let write_controls = writes.init.iter().chain(&writes.stage).chain(&writes.refs);
+    valid_calls
+        .extend(write_controls.filter(|r| matches!(r.control.answer, Answer::Success { .. })).map(|r| r.tool.clone()));
     valid_calls.extend(probe_answered);
     valid_calls.extend(
         backend_obs.scope.iter().chain(&backend_obs.statements).filter(|r| r.control_held()).map(|r| r.tool.clone()),

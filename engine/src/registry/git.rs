@@ -1,6 +1,7 @@
 //! The git pack: a git tool aimed at a repository it must not serve, and ref and path
-//! arguments that become git options. Both need `{repo}`, a repository the harness
-//! owns, in the server's configuration.
+//! arguments that become git options. All need `{repo}`, a repository the harness
+//! owns, in the server's configuration. The three candidates call tools that write, so
+//! they run only under `--active`, with `{repo}` put back as built after every call.
 
 use super::{References, declare_check};
 use crate::model::{Pack, ProbeDoc, VerifiedBy, Weight};
@@ -49,6 +50,72 @@ declare_check! {
     }
 }
 
+declare_check! {
+    /// A tool that creates repositories creates them where the server serves, or nowhere.
+    GIT_INIT_SCOPE {
+        id: "git-init-scope",
+        pack: Pack::Git,
+        label: "Repositories are created only inside the served one",
+        scope: "server (path validation of repository creation, with harness-owned paths; --active)",
+        weight: Weight::Advisory,
+        candidate: true,
+        since: "0.3-draft",
+        decided_by: &[VerifiedBy::Sandbox],
+        probes: &INIT_VARIANTS,
+        settings: &[],
+        proves_pass: "A control that created a repository inside {repo}, then paths outside it where no repository appeared.",
+        verdict: "Runs only with --active. A git tool that creates a repository (its name says init, or create with repo or repository) is first asked for one at {repo}/sm-init-control, a new directory inside the repository it serves (the control), then once per probe at a fresh harness-owned path outside {repo}. After each call the harness looks at the path itself: a .git directory there, or the HEAD and objects of a bare repository, means one was created. fail when a repository appears at any outside path (the evidence names the path). pass when none does and the control created one. inconclusive when the control created nothing (a tool that creates nothing refuses everything); na without --active or without such a tool.",
+        fix: "Resolve the requested path (following links, after creating nothing) and require it to lie inside the repository you serve, compared as whole paths. Better still, do not offer repository creation to an agent at all.",
+        false_positives: "None: every outside path is fresh and harness-owned, and the harness removes what a probe created before the next one.",
+        false_negatives: "Only the listed spellings are tried. A tool that clones rather than initialises is not aimed at, and neither is one whose other required arguments the harness cannot fill.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[22, 59] },
+    }
+}
+
+declare_check! {
+    /// Staging reads a file into the repository: only the repository's own files may be staged.
+    GIT_ADD_SCOPE {
+        id: "git-add-scope",
+        pack: Pack::Git,
+        label: "Only files inside the repository can be staged",
+        scope: "server (path validation of staging, with harness-owned files; --active)",
+        weight: Weight::Advisory,
+        candidate: true,
+        since: "0.3-draft",
+        decided_by: &[VerifiedBy::State],
+        probes: &ADD_VARIANTS,
+        settings: &[],
+        proves_pass: "A control that staged a new file inside {repo}, then paths outside it that left the index and the object database without the outside files.",
+        verdict: "Runs only with --active. A git tool that stages files (its name says add or stage) is first given a new file the harness wrote into {repo} (the control), then each probe path, which names a harness-owned file outside {repo} whose content is a token made for the run. After each call the harness reads {repo} with git itself: the index (git ls-files --stage) and the object database (git cat-file -e of each outside file's blob id). fail when the index names a path outside {repo} or a blob of an outside file, or the object database holds one: the outside content was read into the repository, ready to be committed and pushed. pass when neither happened and the control's file was staged. inconclusive when the control staged nothing; na without --active or without such a tool.",
+        fix: "Resolve every path against the repository's working tree (following links) and refuse those that leave it, then run git add -- with the checked paths. git itself refuses paths outside the work tree; libraries that write the index directly (GitPython's index.add) do not.",
+        false_positives: "None: each outside file holds a token made for the run, so its blob can only reach {repo} by being read from outside.",
+        false_negatives: "Files outside {repo} reached by other spellings, or staged by a tool whose name does not say add or stage, are not tried.",
+        references: References { owasp_mcp: "MCP02 Privilege Escalation via Scope Creep", cwe: &[22, 59] },
+    }
+}
+
+declare_check! {
+    /// A branch name is data, also for the tools that move refs.
+    GIT_REF_OPTIONS {
+        id: "git-ref-options",
+        pack: Pack::Git,
+        label: "Refs given to tools that write cannot become git options",
+        scope: "server (argument handling of checkout, branch, reset and other writing tools; --active)",
+        weight: Weight::Advisory,
+        candidate: true,
+        since: "0.3-draft",
+        decided_by: &[VerifiedBy::State, VerifiedBy::Sandbox],
+        probes: &REF_OPTION_VARIANTS,
+        settings: &[],
+        proves_pass: "A control on {repo} that was answered and changed none of what the probes look for, then option-like values after which HEAD, the refs, the harness's uncommitted change and the sandbox were as before.",
+        verdict: "Runs only with --active. Each git tool that writes (by its annotations or its name) and takes a ref, branch, revision or path string is called on {repo} with benign arguments (the control), then with each probe value in each such argument. Before every call {repo} is as built plus one uncommitted line in README.md. After it the harness reads the repository with git and the sandbox observer: HEAD naming the probe's branch or detached, the probe's branch created, the uncommitted line discarded, or the file the probe names created, means the option took effect. fail when one did. pass when none did and a control was answered without producing any of those itself. inconclusive when no control was, or every control produced one; na without --active or without such a tool. Read-only tools get the same kind of values from git-arg-injection.",
+        fix: "Put --end-of-options before every caller-supplied ref, and refuse refs that start with '-'; check a branch name with git check-ref-format --branch before using it.",
+        false_positives: "None: each effect is one the probe's option names and the benign control did not produce.",
+        false_negatives: "Options whose effect the harness does not look for (a changed config, a moved upstream, a pruned reflog) are not detected, and tools that push or fetch are not aimed at a remote.",
+        references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[88] },
+    }
+}
+
 /// Where the repository-scope probes point, relative to `{repo}` and `{sandbox}`. The
 /// canary repository sits beside the root (`{sandbox_dir}/canary-repo`); the sibling one
 /// is `{repo}-sibling`; `{repo}/sm-link` is a link to the canary repository.
@@ -85,3 +152,48 @@ pub const INJECTION_VARIANTS: [ProbeDoc; 6] = [
         "a leading dash; git log then lists every branch, including the harness's hidden one",
     ),
 ];
+
+/// Where repository creation is asked for, all outside `{repo}` and all the harness's:
+/// fresh directories the harness removes again.
+pub const INIT_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc::noted("absolute", "{canary}/sm-init", "a directory beside the root, by its absolute path"),
+    ProbeDoc::noted("traversal", "{repo}/../sm-init", "out of {repo} by a parent step, into {sandbox}"),
+    ProbeDoc::noted("relative", "../sm-init", "relative to the server's working directory ({sandbox})"),
+    ProbeDoc::noted(
+        "sibling-prefix",
+        "{repo}-sibling/sm-init",
+        "inside a repository whose path starts with {repo}'s (a string-prefix check lets it in)",
+    ),
+    ProbeDoc::noted("link", "{repo}/sm-link/sm-init", "through the link inside {repo} to the canary repository"),
+];
+
+/// The control of git-init-scope: a new directory inside `{repo}`.
+pub const INIT_CONTROL: &str = "{repo}/sm-init-control";
+
+/// The paths given to a staging tool, each naming a harness-owned file outside `{repo}`.
+pub const ADD_VARIANTS: [ProbeDoc; 4] = [
+    ProbeDoc::noted("traversal", "../../canary/secret.txt", "{canary}/secret.txt, by parent steps from {repo}"),
+    ProbeDoc::noted("absolute", "{canary}/secret.txt", "the canary directory's secret, by its absolute path"),
+    ProbeDoc::noted(
+        "sibling-prefix",
+        "{repo}-sibling/secret.md",
+        "a file of the repository whose path starts with {repo}'s (a string-prefix check lets it in)",
+    ),
+    ProbeDoc::noted("link", "sm-link/secret.md", "the canary repository's file, through the link inside {repo}"),
+];
+
+/// The control of git-add-scope: a new file the harness writes into `{repo}` first.
+pub const ADD_CONTROL: &str = "sm-stage-control.txt";
+
+/// The values sent in every ref, branch, revision and path argument of a git tool that
+/// writes. `sm-option-branch` exists nowhere until an option makes it.
+pub const REF_OPTION_VARIANTS: [ProbeDoc; 5] = [
+    ProbeDoc::noted("orphan", "--orphan=sm-option-branch", "git checkout makes a new branch and points HEAD at it"),
+    ProbeDoc::noted("detach", "--detach", "git checkout and switch detach HEAD"),
+    ProbeDoc::noted("force", "--force", "git checkout throws away the uncommitted line in README.md"),
+    ProbeDoc::noted("hard", "--hard", "git reset throws away the uncommitted line in README.md"),
+    ProbeDoc::noted("output", "--output={sandbox}/sm-injected.txt", "git log, show and diff write that file"),
+];
+
+/// The branch the `orphan` value names.
+pub const OPTION_BRANCH: &str = "sm-option-branch";

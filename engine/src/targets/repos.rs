@@ -1,10 +1,17 @@
 //! The repositories the git pack aims at: `{repo}`, which the server may serve, a
 //! canary repository beside the root that it must not, and a sibling whose path
-//! starts with `{repo}`'s.
+//! starts with `{repo}`'s. A pristine copy of `{repo}` puts it back as built after a
+//! tool that writes, and the harness reads `{repo}` with git itself (bounded, with
+//! hooks and the fsmonitor off, since the server may have planted either).
 
 use crate::targets::sandbox::{Sandbox, random_hex};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long the harness waits for one git command of its own on `{repo}`.
+const GIT_READ_LIMIT: Duration = Duration::from_secs(10);
 
 /// The repositories of one run and the tokens they carry.
 pub struct GitRepos {
@@ -20,18 +27,34 @@ pub struct GitRepos {
     pub canary: String,
     /// The message of the one commit on `{repo}`'s branch sm-hidden.
     pub hidden: String,
+    /// `{repo}` as built, beside the root.
+    pristine: PathBuf,
+    /// The sandbox HOME, for the harness's own git commands.
+    home: PathBuf,
 }
 
-fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
-    let out = Command::new("git")
-        .arg("-C")
+/// One entry of `{repo}`'s index: its blob id and path.
+pub struct IndexEntry {
+    pub blob: String,
+    pub path: String,
+}
+
+fn git_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args(["-c", "user.name=sealmark", "-c", "user.email=sealmark@invalid", "-c", "init.defaultBranch=main"])
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
         .args(args)
         .env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    cmd
+}
+
+fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
+    let out = git_command(dir, home, args)
         .output()
         .map_err(|e| format!("git could not be started ({e}); the git pack needs git on PATH"))?;
     if out.status.success() {
@@ -39,6 +62,50 @@ fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
     } else {
         Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
     }
+}
+
+/// A git command's stdout when it succeeds within `GIT_READ_LIMIT`, else `None`.
+fn git_read(dir: &Path, home: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let mut child =
+        git_command(dir, home, args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.by_ref().take(16 * 1024 * 1024).read_to_end(&mut out);
+        out
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() < GIT_READ_LIMIT => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let out = reader.join().ok()?;
+    status.filter(|s| s.success()).map(|_| out)
+}
+
+/// Copies a tree as it is: directories, files with their modes, links as links.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
 }
 
 fn commit_repo(dir: &Path, home: &Path, file: &str, text: &str, message: &str) -> Result<(), String> {
@@ -59,6 +126,8 @@ pub fn create(sandbox: &Sandbox) -> Result<GitRepos, String> {
         control: format!("sm-repo-control-{}", random_hex(8)),
         canary: format!("sm-git-canary-{}", random_hex(8)),
         hidden: format!("sm-hidden-{}", random_hex(8)),
+        pristine: sandbox.base().join("repo-pristine"),
+        home: home.clone(),
     };
     let readme = format!("sealmark test repository\n{}\n", repos.control);
     commit_repo(&repos.repo, &home, "README.md", &readme, &format!("first commit {}", repos.control))?;
@@ -71,5 +140,57 @@ pub fn create(sandbox: &Sandbox) -> Result<GitRepos, String> {
     }
     std::os::unix::fs::symlink(&repos.canary_repo, repos.repo.join("sm-link")).map_err(|e| e.to_string())?;
     std::fs::write(repos.repo.join(".git/info/exclude"), "sm-link\n").map_err(|e| e.to_string())?;
+    copy_tree(&repos.repo, &repos.pristine).map_err(|e| format!("cannot copy {{repo}}: {e}"))?;
     Ok(repos)
+}
+
+impl GitRepos {
+    /// Puts `{repo}` back as built, whatever a tool did to it.
+    pub fn reset(&self) -> Result<(), String> {
+        crate::targets::sandbox::make_writable(&self.repo);
+        match std::fs::remove_dir_all(&self.repo) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot remove {{repo}} to put it back: {e}"));
+            }
+            _ => {}
+        }
+        copy_tree(&self.pristine, &self.repo).map_err(|e| format!("cannot put {{repo}} back: {e}"))
+    }
+
+    /// The ref `{repo}`'s HEAD names, or `None` when it is detached (or unreadable).
+    pub fn head(&self) -> Option<String> {
+        let head = std::fs::read_to_string(self.repo.join(".git/HEAD")).ok()?;
+        head.trim().strip_prefix("ref: ").map(str::to_string)
+    }
+
+    /// Every ref of `{repo}`, by name.
+    pub fn refs(&self) -> Vec<String> {
+        let out = git_read(&self.repo, &self.home, &["for-each-ref", "--format=%(refname)"]).unwrap_or_default();
+        String::from_utf8_lossy(&out).lines().map(str::to_string).collect()
+    }
+
+    /// `{repo}`'s index as git reads it.
+    pub fn index(&self) -> Vec<IndexEntry> {
+        let out = git_read(&self.repo, &self.home, &["ls-files", "--stage", "-z"]).unwrap_or_default();
+        out.split(|b| *b == 0)
+            .filter_map(|line| {
+                let line = String::from_utf8_lossy(line);
+                let (meta, path) = line.split_once('\t')?;
+                let blob = meta.split(' ').nth(1)?.to_string();
+                Some(IndexEntry { blob, path: path.to_string() })
+            })
+            .collect()
+    }
+
+    /// The blob id a file's content would have in `{repo}` (nothing is written).
+    pub fn blob_id(&self, file: &Path) -> Option<String> {
+        let path = file.to_string_lossy();
+        let out = git_read(&self.repo, &self.home, &["hash-object", "--no-filters", "--", &path])?;
+        Some(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// Whether `{repo}`'s object database holds this object.
+    pub fn has_object(&self, id: &str) -> bool {
+        git_read(&self.repo, &self.home, &["cat-file", "-e", id]).is_some()
+    }
 }

@@ -343,7 +343,8 @@ impl Drop for Sandbox {
     }
 }
 
-fn make_writable(path: &Path) {
+/// Makes a tree's directories writable again, so a server's chmod cannot keep it.
+pub fn make_writable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && meta.is_dir()
