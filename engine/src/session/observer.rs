@@ -62,7 +62,10 @@ impl Observer {
         if let Some(h) = self.cache.get(&id) {
             return h.clone();
         }
-        let h = if meta.len() > MAX_HASHED {
+        // A FIFO or device would block a read (a hostile server can plant one).
+        let h = if !meta.is_file() {
+            "special file".to_string()
+        } else if meta.len() > MAX_HASHED {
             format!("unhashed:{}:{}", meta.mtime(), meta.mtime_nsec())
         } else {
             match std::fs::read(path) {
@@ -72,5 +75,21 @@ impl Observer {
         };
         self.cache.insert(id, h.clone());
         h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FIFO a server planted is recorded, not read: reading it would block the run.
+    #[test]
+    fn a_fifo_in_an_observed_directory_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let snap = Observer::new(vec![("{sandbox}", dir.path().to_path_buf())]).snapshot();
+        assert_eq!(snap.get("{sandbox}/pipe"), Some(&Entry::File { size: 0, hash: "special file".into() }));
     }
 }

@@ -90,6 +90,16 @@ fn git_read(dir: &Path, home: &Path, args: &[&str]) -> Option<Vec<u8>> {
     status.filter(|s| s.success()).map(|_| out)
 }
 
+/// A regular file's text when it is small: a server may have put a FIFO, a device or a
+/// huge file where the harness reads.
+pub fn read_small(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > 1024 * 1024 {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
 /// Copies a tree as it is: directories, files with their modes, links as links.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
@@ -101,7 +111,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
             std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
         } else if kind.is_dir() {
             copy_tree(&src, &dst)?;
-        } else {
+        } else if kind.is_file() {
             std::fs::copy(&src, &dst)?;
         }
     }
@@ -159,7 +169,7 @@ impl GitRepos {
 
     /// The ref `{repo}`'s HEAD names, or `None` when it is detached (or unreadable).
     pub fn head(&self) -> Option<String> {
-        let head = std::fs::read_to_string(self.repo.join(".git/HEAD")).ok()?;
+        let head = read_small(&self.repo.join(".git/HEAD"))?;
         head.trim().strip_prefix("ref: ").map(str::to_string)
     }
 

@@ -10,7 +10,7 @@ use crate::registry::git::{
     ADD_CONTROL, ADD_VARIANTS, INIT_CONTROL, INIT_VARIANTS, OPTION_BRANCH, REF_OPTION_VARIANTS,
 };
 use crate::targets::Targets;
-use crate::targets::repos::GitRepos;
+use crate::targets::repos::{GitRepos, read_small};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,7 @@ pub(super) async fn probe(caller: &mut Caller<'_, '_>, writers: &[Writer<'_>], r
     let mut obs = WriteObservations::default();
     for w in writers {
         let run = match w.kind {
-            Kind::Init => init(caller, w, owned).await,
+            Kind::Init => init(caller, w, owned, repos).await,
             Kind::Stage => stage(caller, w, owned, repos).await,
             Kind::Refs => refs(caller, w, owned, repos).await,
         };
@@ -169,8 +169,7 @@ fn repository_at(at: &Path) -> bool {
     at.join(".git").exists() || (at.join("HEAD").is_file() && at.join("objects").is_dir())
 }
 
-async fn init(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets) -> WriteRun {
-    let repos = owned.repos.as_ref().expect("the git pack runs with {repo}");
+async fn init(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repos: &GitRepos) -> WriteRun {
     let (param, _) = w.param.clone().expect("an init tool has its path argument");
     let mut done = Vec::new();
     let control = std::iter::once(("control", INIT_CONTROL));
@@ -251,7 +250,7 @@ async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repo
     let branch = format!("refs/heads/{OPTION_BRANCH}");
     let prepare = || {
         let _ = std::fs::remove_file(&injected);
-        let mut text = std::fs::read_to_string(&readme).unwrap_or_default();
+        let mut text = read_small(&readme).unwrap_or_default();
         text.push_str(UNCOMMITTED);
         let _ = std::fs::write(&readme, text);
     };
@@ -265,7 +264,7 @@ async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repo
         if repos.refs().contains(&branch) {
             seen.push(format!("the branch {OPTION_BRANCH} was created"));
         }
-        if !std::fs::read_to_string(&readme).unwrap_or_default().contains(UNCOMMITTED) {
+        if !read_small(&readme).unwrap_or_default().contains(UNCOMMITTED) {
             seen.push("README.md's uncommitted line was discarded".to_string());
         }
         if injected.exists() {
