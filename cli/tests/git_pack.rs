@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Scratch, record_of, toy_git, verdict};
-use sealmark_engine::model::Verdict::{self, Fail, Pass};
+use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Pass};
 use serde_json::Value;
 
 /// Mode → (git-repo-scope, git-arg-injection).
@@ -137,12 +137,16 @@ fn a_git_tool_whose_repository_parameter_is_path_is_a_git_tool() {
 }
 
 /// The write checks' modes of toy-git (with `--write-tools`, under `--active`) →
-/// (git-init-scope, git-add-scope, git-ref-options).
-const WRITES_EXPECTED: &[(&str, [Verdict; 3])] = &[
-    ("safe", [Pass, Pass, Pass]),
-    ("init-anywhere", [Fail, Pass, Pass]),
-    ("add-unchecked", [Pass, Fail, Pass]),
-    ("refs-unchecked", [Pass, Pass, Fail]),
+/// (git-init-scope, git-add-scope, git-ref-options), and the git pack's letter, which the
+/// candidates never move: the read-only checks judge as without the tools that write.
+const WRITES_EXPECTED: &[(&str, [Verdict; 3], &str)] = &[
+    ("safe", [Pass, Pass, Pass], "A"),
+    ("init-anywhere", [Fail, Pass, Pass], "A"),
+    ("add-unchecked", [Pass, Fail, Pass], "A"),
+    ("write-refs-unchecked", [Pass, Pass, Fail], "A"),
+    ("refs-unchecked", [Pass, Pass, Fail], "D"),
+    // Every write refused: no control worked, so nothing is proven either way.
+    ("writes-refused", [Inconclusive, Inconclusive, Inconclusive], "A"),
 ];
 const WRITE_CHECKS: [&str; 3] = ["git-init-scope", "git-add-scope", "git-ref-options"];
 
@@ -184,26 +188,27 @@ fn the_write_checks_are_candidates_of_the_git_pack() {
 /// candidate never moves the git pack's letter.
 #[test]
 fn tools_that_write_are_judged_by_the_repository_they_left() {
-    let modes: Vec<&str> = WRITES_EXPECTED.iter().map(|(m, _)| *m).collect();
+    let modes: Vec<&str> = WRITES_EXPECTED.iter().map(|(m, ..)| *m).collect();
     let runs: Vec<(Value, String)> = std::thread::scope(|s| {
         let handles: Vec<_> = modes.iter().map(|m| s.spawn(move || writes_run(m, true))).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    for ((mode, want), (rec, _)) in WRITES_EXPECTED.iter().zip(&runs) {
+    for ((mode, want, letter), (rec, _)) in WRITES_EXPECTED.iter().zip(&runs) {
         for (id, want) in WRITE_CHECKS.into_iter().zip(want) {
             let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
             assert_eq!(verdict(rec, id), *want, "mode {mode}, {id}: {}", c["summary"]);
         }
-        // The read-only checks judge as they do without the tools that write.
-        let read_letter = if *mode == "refs-unchecked" { "D" } else { "A" };
-        assert_eq!(rec["packs"]["git"]["grade"]["letter"], read_letter, "mode {mode}: candidates never count");
-        assert!(
-            !rec["notCovered"].to_string().contains("valid calls of git_init"),
-            "mode {mode}: {}",
-            rec["notCovered"]
-        );
+        assert_eq!(rec["packs"]["git"]["grade"]["letter"], *letter, "mode {mode}: candidates never count");
+        if *mode != "writes-refused" {
+            assert!(
+                !rec["notCovered"].to_string().contains("valid calls of git_init"),
+                "{mode}: {}",
+                rec["notCovered"]
+            );
+        }
     }
-    let by_mode = |m: &str| &runs[modes.iter().position(|x| *x == m).unwrap()].0;
+    assert_eq!(verdict(by_mode_of(&modes, &runs, "write-refs-unchecked"), "git-arg-injection"), Pass);
+    let by_mode = |m: &str| by_mode_of(&modes, &runs, m);
     let outcomes = |m: &str, id: &str| -> Vec<String> {
         evidence(by_mode(m), id)
             .iter()
@@ -221,12 +226,24 @@ fn tools_that_write_are_judged_by_the_repository_they_left() {
         "{add:#?}"
     );
     assert!(add[0].contains("the index holds {canary}/secret.txt as secret.txt"), "{add:#?}");
-    let refs = outcomes("refs-unchecked", "git-ref-options");
+    let refs = outcomes("write-refs-unchecked", "git-ref-options");
     for seen in
         ["HEAD names refs/heads/sm-option-branch", "HEAD is detached", "README.md's uncommitted line was discarded"]
     {
         assert!(refs.iter().any(|o| o.contains(seen)), "{seen} not among {refs:#?}");
     }
+    // git branch takes --set-upstream-to= as an option: create_branch fails on its own.
+    let upstream = evidence(by_mode("write-refs-unchecked"), "git-ref-options")
+        .iter()
+        .find(|e| e["tool"] == "git_create_branch" && e["code"].is_string())
+        .cloned()
+        .expect("git_create_branch fails too");
+    assert_eq!(upstream["probe"], "upstream in branch_name (--set-upstream-to=sm-hidden)");
+    assert!(upstream["outcome"].as_str().unwrap().contains("main's upstream was set to sm-hidden"), "{upstream}");
+    let refused = by_mode("writes-refused");
+    let summary =
+        |id: &str| refused["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["summary"].clone();
+    assert!(summary("git-init-scope").as_str().unwrap().starts_with("no tool created a repository inside {repo}"));
     // The safe mode's pass rests on its controls: a repository made and a file staged inside {repo}.
     let safe = by_mode("safe");
     let controls = |id: &str| -> Vec<String> {
@@ -264,4 +281,8 @@ fn without_active_the_tools_that_write_are_named_and_left_alone() {
     let gaps = rec["notCovered"].to_string();
     assert!(gaps.contains("git_init, git_add, git_checkout, git_create_branch write to the repository; git-init-scope, git-add-scope and git-ref-options call them only with --active"), "{gaps}");
     assert!(rec["observations"]["git"]["writes"]["init"].as_array().unwrap().is_empty(), "no write call was made");
+}
+
+fn by_mode_of<'r>(modes: &[&str], runs: &'r [(Value, String)], mode: &str) -> &'r Value {
+    &runs[modes.iter().position(|m| *m == mode).expect("mode in table")].0
 }

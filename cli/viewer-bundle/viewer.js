@@ -207,12 +207,12 @@ let wasm_bindgen;
 
     let WASM_VECTOR_LEN = 0;
 
-    function wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1) {
-        wasm.wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1);
-    }
-
     function wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2) {
         wasm.wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782(arg0, arg1, arg2);
+    }
+
+    function wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1) {
+        wasm.wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d(arg0, arg1);
     }
 
     function wasm_bindgen__convert__closures_____invoke__h353eca18a60ff64e(arg0, arg1, arg2, arg3) {
@@ -858,11 +858,6 @@ let wasm_bindgen;
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_381322fffef1a3c8 = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 476, function: Function { arguments: [Externref], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
-            return ret;
-        };
         imports.wbg.__wbindgen_cast_506eae648e588b20 = function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [], shim_idx: 21, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d);
@@ -871,6 +866,11 @@ let wasm_bindgen;
         imports.wbg.__wbindgen_cast_b4d8730490bc5f0c = function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
+            return ret;
+        };
+        imports.wbg.__wbindgen_cast_cd782d1c3e9177ae = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 477, function: Function { arguments: [Externref], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
         imports.wbg.__wbindgen_init_externref_table = function() {

@@ -113,6 +113,10 @@ pub struct WriteRun {
     pub decided_by: String,
     pub control: WriteProbe,
     pub probes: Vec<WriteProbe>,
+    /// Why no probe value could show an effect on this tool, when none could (its name
+    /// is none of the git commands the values act on): its probes may fail it, never pass it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blind: Option<String>,
 }
 
 /// One call of a tool that writes, and what the harness saw afterwards in `{repo}` and
@@ -130,6 +134,10 @@ pub struct WriteProbe {
     /// meant to do (the repository created, the file staged) or, for git-ref-options,
     /// any of the probes' effects it produced itself.
     pub seen: Vec<String>,
+    /// Why the harness could not read what it looks at after the call (the path, or
+    /// `{repo}` with git), when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 fn control_evidence(controls: &[Control]) -> Vec<Evidence> {
@@ -274,17 +282,24 @@ struct WriteRule {
     kind: &'static str,
     /// Whether a run's control did what proves a refusal means something.
     control_worked: fn(&WriteRun) -> bool,
-    /// Whether a run's probes can be charged with what they saw (its control did not
-    /// produce the same effects itself).
-    chargeable: fn(&WriteRun) -> bool,
+    /// Whether what a run's control produced itself is taken off each probe's charge
+    /// (git-ref-options, whose control may legitimately do some of what it looks for).
+    less_control: bool,
     /// What a probe that saw something did, before the list of what was seen.
     took: &'static str,
     code: &'static str,
-    by: VerifiedBy,
+    /// The observer behind what was seen.
+    by: fn(&[String]) -> VerifiedBy,
     /// Why no pass, when no control worked.
     no_control: &'static str,
     /// What the passing probes left as it was.
     held: &'static str,
+}
+
+/// What a probe is charged with: what it saw, less what its run's control produced when
+/// the rule says so.
+fn charged<'p>(rule: &WriteRule, run: &WriteRun, p: &'p WriteProbe) -> Vec<&'p String> {
+    p.seen.iter().filter(|s| !rule.less_control || !run.control.seen.contains(s)).collect()
 }
 
 fn judge_writes(runs: &[WriteRun], skipped: Option<(&str, &[String])>, rule: WriteRule) -> Finding {
@@ -295,25 +310,19 @@ fn judge_writes(runs: &[WriteRun], skipped: Option<(&str, &[String])>, rule: Wri
         };
     }
     if runs.is_empty() {
-        return Finding::new(
-            Verdict::Na,
-            format!("no git tool {} with arguments the harness can fill", rule.kind),
-            vec![],
-        );
+        return Finding::new(Verdict::Na, format!("no git tool {} that the harness can call", rule.kind), vec![]);
     }
     let probe_line = |p: &WriteProbe| format!("{} in {} ({})", p.variant, p.param, p.shown);
     let mut evidence = Vec::new();
-    for run in runs.iter().filter(|r| (rule.chargeable)(r)) {
-        for p in run.probes.iter().filter(|p| !p.seen.is_empty()) {
-            evidence.push(
-                Evidence::new(
-                    probe_line(p),
-                    format!("{}: {} ({})", rule.took, p.seen.join(", "), p.answer.brief()),
-                    rule.by,
-                )
-                .tool(&run.tool)
-                .code(rule.code),
-            );
+    for run in runs {
+        for p in &run.probes {
+            let seen = charged(&rule, run, p);
+            if seen.is_empty() {
+                continue;
+            }
+            let seen: Vec<String> = seen.into_iter().cloned().collect();
+            let outcome = format!("{}: {} ({})", rule.took, seen.join(", "), p.answer.brief());
+            evidence.push(Evidence::new(probe_line(p), outcome, (rule.by)(&seen)).tool(&run.tool).code(rule.code));
         }
     }
     if !evidence.is_empty() {
@@ -329,22 +338,51 @@ fn judge_writes(runs: &[WriteRun], skipped: Option<(&str, &[String])>, rule: Wri
     }
     for run in runs {
         let c = &run.control;
-        let outcome = match c.seen.is_empty() {
-            true => c.answer.brief(),
-            false => format!("{} ({})", c.seen.join(", "), c.answer.brief()),
+        let what = match (&c.unread, c.seen.is_empty()) {
+            (Some(why), _) => format!("{why} ({})", c.answer.brief()),
+            (None, true) => c.answer.brief(),
+            (None, false) => format!("{} ({})", c.seen.join(", "), c.answer.brief()),
         };
+        let outcome = format!("{what}; chosen as {}", run.decided_by);
         evidence.push(
-            Evidence::new(format!("control: {} ({}; {})", c.param, c.shown, run.decided_by), outcome, rule.by)
-                .tool(&run.tool),
+            Evidence::new(format!("control: {} ({})", c.param, c.shown), outcome, (rule.by)(&c.seen)).tool(&run.tool),
         );
     }
-    let proving: Vec<&WriteRun> = runs.iter().filter(|r| (rule.control_worked)(r)).collect();
-    if proving.is_empty() {
+    let worked: Vec<&WriteRun> = runs.iter().filter(|r| (rule.control_worked)(r)).collect();
+    if worked.is_empty() {
         return Finding::new(Verdict::Inconclusive, rule.no_control, evidence);
     }
+    let proving: Vec<&WriteRun> = worked.iter().copied().filter(|r| r.blind.is_none()).collect();
+    if proving.is_empty() {
+        let why: Vec<String> =
+            worked.iter().map(|r| format!("{}: {}", r.tool, r.blind.clone().unwrap_or_default())).collect();
+        return Finding::new(
+            Verdict::Inconclusive,
+            format!("no probe could show an effect on the tools whose control worked ({})", why.join("; ")),
+            evidence,
+        );
+    }
+    // A probe that got no answer, or after which the harness could not read what it
+    // looks at, proves nothing.
+    let unproven: Vec<String> = proving
+        .iter()
+        .flat_map(|r| r.probes.iter().map(move |p| (r, p)))
+        .filter_map(|(r, p)| match (&p.unread, p.answer.was_answered()) {
+            (Some(why), _) => Some(format!("{} on {}: {why}", p.variant, r.tool)),
+            (None, false) => Some(format!("{} on {}: {}", p.variant, r.tool, p.answer.brief())),
+            (None, true) => None,
+        })
+        .collect();
     for run in &proving {
-        evidence
-            .extend(run.probes.iter().map(|p| Evidence::new(probe_line(p), p.answer.brief(), rule.by).tool(&run.tool)));
+        evidence.extend(
+            run.probes
+                .iter()
+                .map(|p| Evidence::new(probe_line(p), p.answer.brief(), (rule.by)(&p.seen)).tool(&run.tool)),
+        );
+    }
+    if !unproven.is_empty() {
+        let summary = format!("{} probe(s) prove nothing, first {}", unproven.len(), unproven[0]);
+        return Finding::new(Verdict::Inconclusive, summary, evidence);
     }
     let probes: usize = proving.iter().map(|r| r.probes.len()).sum();
     let tools: Vec<&str> = proving.iter().map(|r| r.tool.as_str()).collect();
@@ -357,6 +395,11 @@ impl WriteObservations {
     }
 }
 
+/// A control that did what it was meant to (created, staged) and was read afterwards.
+fn made_it(r: &WriteRun) -> bool {
+    !r.control.seen.is_empty() && r.control.unread.is_none()
+}
+
 /// `git-init-scope`: no repository may appear outside `{repo}`.
 pub fn init_scope(obs: &GitObservations) -> Finding {
     let w = &obs.writes;
@@ -365,11 +408,11 @@ pub fn init_scope(obs: &GitObservations) -> Finding {
         w.skipped_for(|s| &s.init),
         WriteRule {
             kind: "creates repositories",
-            control_worked: |r| !r.control.seen.is_empty(),
-            chargeable: |_| true,
+            control_worked: made_it,
+            less_control: false,
             took: "a repository was created outside {repo}",
             code: "repo-created-outside",
-            by: VerifiedBy::Sandbox,
+            by: |_| VerifiedBy::Sandbox,
             no_control: "no tool created a repository inside {repo} (the control), so that none appeared elsewhere proves nothing",
             held: "no repository appeared outside {repo}, and the control created one inside it",
         },
@@ -384,19 +427,19 @@ pub fn add_scope(obs: &GitObservations) -> Finding {
         w.skipped_for(|s| &s.stage),
         WriteRule {
             kind: "stages files",
-            control_worked: |r| !r.control.seen.is_empty(),
-            chargeable: |_| true,
+            control_worked: made_it,
+            less_control: false,
             took: "a file outside {repo} was read into it",
             code: "outside-file-staged",
-            by: VerifiedBy::State,
+            by: |_| VerifiedBy::State,
             no_control: "no tool staged the harness's new file inside {repo} (the control), so refusals of outside files prove nothing",
             held: "neither the index nor the object database of {repo} holds an outside file, and the control's file was staged",
         },
     )
 }
 
-/// `git-ref-options`: no option-like ref may move HEAD, make a branch, discard a change
-/// or write a file.
+/// `git-ref-options`: no option-like ref may move HEAD, make a branch, set an upstream,
+/// discard a change or write a file.
 pub fn ref_options(obs: &GitObservations) -> Finding {
     let w = &obs.writes;
     judge_writes(
@@ -404,13 +447,20 @@ pub fn ref_options(obs: &GitObservations) -> Finding {
         w.skipped_for(|s| &s.refs),
         WriteRule {
             kind: "writes and takes a ref, branch, revision or path argument",
-            control_worked: |r| r.control.seen.is_empty() && matches!(r.control.answer, Answer::Success { .. }),
-            chargeable: |r| r.control.seen.is_empty(),
+            control_worked: |r| {
+                r.control.seen.is_empty()
+                    && r.control.unread.is_none()
+                    && matches!(r.control.answer, Answer::Success { .. })
+            },
+            less_control: true,
             took: "the option took effect",
             code: "option-took-effect",
-            by: VerifiedBy::State,
+            by: |seen| match seen.iter().any(|s| s.starts_with("{sandbox}/")) {
+                true => VerifiedBy::Sandbox,
+                false => VerifiedBy::State,
+            },
             no_control: "no tool that writes answered a benign call on {repo} without itself doing what the probes look for, so options that did nothing prove nothing",
-            held: "HEAD, the refs, the uncommitted change and the sandbox were as before every call",
+            held: "after each call HEAD, the refs, main's upstream, README.md's uncommitted line and {sandbox}/sm-injected.txt were as before it",
         },
     )
 }
@@ -492,12 +542,14 @@ mod tests {
             shown: "{canary}/sm-init".into(),
             answer,
             seen: seen.iter().map(|s| s.to_string()).collect(),
+            unread: None,
         };
         WriteRun {
             tool: tool.into(),
             decided_by: "its name says init".into(),
             control: probe("control", control_seen, answer.clone()),
             probes: vec![probe("absolute", probe_seen, answer)],
+            blind: None,
         }
     }
 
@@ -532,6 +584,33 @@ mod tests {
         assert_eq!(ref_options(&obs).verdict, Verdict::Pass);
         obs.writes.refs = vec![write_run("git_checkout", &[], Answer::ToolError { text: "no".into() }, &[])];
         assert_eq!(ref_options(&obs).verdict, Verdict::Inconclusive, "a refused control proves nothing");
+        // A probe is charged with what its control did not do itself.
+        let both = ["README.md's uncommitted line was discarded", "HEAD is detached"];
+        obs.writes.refs = vec![write_run("git_checkout", &discarded, ok("done"), &both)];
+        let f = ref_options(&obs);
+        assert_eq!(f.verdict, Verdict::Fail);
+        assert!(
+            f.evidence[0].outcome.starts_with("the option took effect: HEAD is detached ("),
+            "{}",
+            f.evidence[0].outcome
+        );
+        // No answer, an unreadable repository, or a tool the values cannot act on: no pass.
+        let mut run = write_run("git_checkout", &[], ok("done"), &[]);
+        run.probes[0].answer = Answer::Timeout;
+        obs.writes.refs = vec![run.clone()];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Inconclusive);
+        run.probes[0].answer = ok("done");
+        run.probes[0].unread = Some("git ls-files on {repo} exited 128".into());
+        obs.writes.refs = vec![run.clone()];
+        assert_eq!(ref_options(&obs).verdict, Verdict::Inconclusive);
+        run.probes[0].unread = None;
+        run.blind = Some("its name is none of checkout, switch, reset, branch, log, show, diff".into());
+        obs.writes.refs = vec![run];
+        assert!(
+            ref_options(&obs).summary.starts_with("no probe could show an effect"),
+            "{}",
+            ref_options(&obs).summary
+        );
     }
 
     #[test]

@@ -59,9 +59,14 @@ fn benign(name: &str, kind: &str) -> Option<Value> {
         "integer" | "number" => Some(json!(5)),
         "boolean" => Some(json!(false)),
         "array" => Some(json!(["README.md"])),
-        "string" | "any" => Some(json!(if names_a_path(name) { "README.md" } else { "HEAD" })),
+        "string" | "any" => Some(benign_string(name)),
         _ => None,
     }
+}
+
+/// A harmless string for an argument: a file of `{repo}` for a path, else `HEAD`.
+fn benign_string(name: &str) -> Value {
+    json!(if names_a_path(name) { "README.md" } else { "HEAD" })
 }
 
 fn git_tool<'t>(tool: &'t ToolInfo, class: &Classification, repo: &Path) -> Result<GitTool<'t>, String> {

@@ -64,7 +64,7 @@ declare_check! {
         probes: &INIT_VARIANTS,
         settings: &[],
         proves_pass: "A control that created a repository inside {repo}, then paths outside it where no repository appeared.",
-        verdict: "Runs only with --active. A git tool that creates a repository (its name says init, or create with repo or repository) is first asked for one at {repo}/sm-init-control, a new directory inside the repository it serves (the control), then once per probe at a fresh harness-owned path outside {repo}. After each call the harness looks at the path itself: a .git directory there, or the HEAD and objects of a bare repository, means one was created. fail when a repository appears at any outside path (the evidence names the path). pass when none does and the control created one. inconclusive when the control created nothing (a tool that creates nothing refuses everything); na without --active or without such a tool.",
+        verdict: "Runs only with --active. A git tool that creates a repository (its name says init, or create with repo or repository) is first asked for one at {repo}/sm-init-control, a new directory inside the repository it serves (the control), then once per probe at a fresh harness-owned path outside {repo}. After each call the harness looks at the path itself, where it lands against the server's working directory and, for a relative path, against {repo}: a .git directory there, or the HEAD and objects of a bare repository, means one was created. fail when a repository appears at any outside path (the evidence names the path). pass when none does, the control created one and every probe was answered. inconclusive when the control created nothing (a tool that creates nothing refuses everything) or a probe got no answer; na without --active or without such a tool.",
         fix: "Resolve the requested path (following links, after creating nothing) and require it to lie inside the repository you serve, compared as whole paths. Better still, do not offer repository creation to an agent at all.",
         false_positives: "None: every outside path is fresh and harness-owned, and the harness removes what a probe created before the next one.",
         false_negatives: "Only the listed spellings are tried. A tool that clones rather than initialises is not aimed at, and neither is one whose other required arguments the harness cannot fill.",
@@ -86,7 +86,7 @@ declare_check! {
         probes: &ADD_VARIANTS,
         settings: &[],
         proves_pass: "A control that staged a new file inside {repo}, then paths outside it that left the index and the object database without the outside files.",
-        verdict: "Runs only with --active. A git tool that stages files (its name says add or stage) is first given a new file the harness wrote into {repo} (the control), then each probe path, which names a harness-owned file outside {repo} whose content is a token made for the run. After each call the harness reads {repo} with git itself: the index (git ls-files --stage) and the object database (git cat-file -e of each outside file's blob id). fail when the index names a path outside {repo} or a blob of an outside file, or the object database holds one: the outside content was read into the repository, ready to be committed and pushed. pass when neither happened and the control's file was staged. inconclusive when the control staged nothing; na without --active or without such a tool.",
+        verdict: "Runs only with --active. A git tool that stages files (its name says add or stage) is first given a new file the harness wrote into {repo} (the control), then each probe path, which names a harness-owned file outside {repo} whose content is a token made for the run. After each call the harness reads {repo} with git itself: the index (git ls-files --stage) and the object database (git cat-file -e of each outside file's blob id). fail when the index names a path outside {repo} or a blob of an outside file, or the object database holds one: the outside content was read into the repository, ready to be committed and pushed. pass when neither happened, the control's file was staged and every probe was answered. inconclusive when the control staged nothing, a probe got no answer, or git could not read {repo} afterwards; na without --active or without such a tool.",
         fix: "Resolve every path against the repository's working tree (following links) and refuse those that leave it, then run git add -- with the checked paths. git itself refuses paths outside the work tree; libraries that write the index directly (GitPython's index.add) do not.",
         false_positives: "None: each outside file holds a token made for the run, so its blob can only reach {repo} by being read from outside.",
         false_negatives: "Files outside {repo} reached by other spellings, or staged by a tool whose name does not say add or stage, are not tried.",
@@ -107,11 +107,11 @@ declare_check! {
         decided_by: &[VerifiedBy::State, VerifiedBy::Sandbox],
         probes: &REF_OPTION_VARIANTS,
         settings: &[],
-        proves_pass: "A control on {repo} that was answered and changed none of what the probes look for, then option-like values after which HEAD, the refs, the harness's uncommitted change and the sandbox were as before.",
-        verdict: "Runs only with --active. Each git tool that writes (by its annotations or its name) and takes a ref, branch, revision or path string is called on {repo} with benign arguments (the control), then with each probe value in each such argument. Before every call {repo} is as built plus one uncommitted line in README.md. After it the harness reads the repository with git and the sandbox observer: HEAD naming the probe's branch or detached, the probe's branch created, the uncommitted line discarded, or the file the probe names created, means the option took effect. fail when one did. pass when none did and a control was answered without producing any of those itself. inconclusive when no control was, or every control produced one; na without --active or without such a tool. Read-only tools get the same kind of values from git-arg-injection.",
+        proves_pass: "A control on a checkout, switch, reset, branch, log, show or diff tool that was answered and changed none of what the probes look for, then answered option-like values after which HEAD, the refs, main's upstream, the harness's uncommitted change and the file the output value names were as before.",
+        verdict: "Runs only with --active. Each git tool that writes (by its annotations or its name) and takes a ref, branch, revision or path string is called on {repo} with benign arguments (the control), then with each probe value in each such argument. Before every call {repo} is as built plus one uncommitted line in README.md. After it the harness reads the repository (HEAD, the refs with git, .git/config) and {sandbox}: HEAD naming the probe's branch or detached, the probe's branch created, main's upstream set to sm-hidden, the uncommitted line discarded, or {sandbox}/sm-injected.txt created, means the option took effect; what the tool's own control did is not charged to its probes. fail when an option took effect. pass when none did on a tool whose name says checkout, switch, reset, branch, log, show or diff (the commands the values act on), whose control was answered without producing any of those itself, and every probe was answered. inconclusive otherwise (other tools may fail the check, never pass it); na without --active or without such a tool. Read-only tools get the same kind of values from git-arg-injection.",
         fix: "Put --end-of-options before every caller-supplied ref, and refuse refs that start with '-'; check a branch name with git check-ref-format --branch before using it.",
         false_positives: "None: each effect is one the probe's option names and the benign control did not produce.",
-        false_negatives: "Options whose effect the harness does not look for (a changed config, a moved upstream, a pruned reflog) are not detected, and tools that push or fetch are not aimed at a remote.",
+        false_negatives: "Options whose effect the harness does not look for (other config changes, a pruned reflog, a moved branch other than main's upstream) are not detected, and tools that push or fetch are not aimed at a remote.",
         references: References { owasp_mcp: "MCP05 Command Injection & Execution", cwe: &[88] },
     }
 }
@@ -187,13 +187,20 @@ pub const ADD_CONTROL: &str = "sm-stage-control.txt";
 
 /// The values sent in every ref, branch, revision and path argument of a git tool that
 /// writes. `sm-option-branch` exists nowhere until an option makes it.
-pub const REF_OPTION_VARIANTS: [ProbeDoc; 5] = [
+pub const REF_OPTION_VARIANTS: [ProbeDoc; 6] = [
     ProbeDoc::noted("orphan", "--orphan=sm-option-branch", "git checkout makes a new branch and points HEAD at it"),
     ProbeDoc::noted("detach", "--detach", "git checkout and switch detach HEAD"),
     ProbeDoc::noted("force", "--force", "git checkout throws away the uncommitted line in README.md"),
     ProbeDoc::noted("hard", "--hard", "git reset throws away the uncommitted line in README.md"),
+    ProbeDoc::noted(
+        "upstream",
+        "--set-upstream-to=sm-hidden",
+        "git branch makes sm-hidden the upstream of main, the branch checked out",
+    ),
     ProbeDoc::noted("output", "--output={sandbox}/sm-injected.txt", "git log, show and diff write that file"),
 ];
 
 /// The branch the `orphan` value names.
 pub const OPTION_BRANCH: &str = "sm-option-branch";
+/// The branch the `upstream` value names: `{repo}`'s hidden branch.
+pub const UPSTREAM: &str = "sm-hidden";

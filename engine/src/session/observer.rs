@@ -68,9 +68,9 @@ impl Observer {
         } else if meta.len() > MAX_HASHED {
             format!("unhashed:{}:{}", meta.mtime(), meta.mtime_nsec())
         } else {
-            match std::fs::read(path) {
-                Ok(bytes) => format!("{:x}", Sha256::digest(&bytes)),
-                Err(e) => format!("unreadable:{}", e.kind()),
+            match crate::targets::sandbox::read_regular(path, MAX_HASHED) {
+                Some(bytes) => format!("{:x}", Sha256::digest(&bytes)),
+                None => "unreadable".to_string(),
             }
         };
         self.cache.insert(id, h.clone());

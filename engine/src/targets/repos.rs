@@ -64,11 +64,16 @@ fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// A git command's stdout when it succeeds within `GIT_READ_LIMIT`, else `None`.
-fn git_read(dir: &Path, home: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let mut child =
-        git_command(dir, home, args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
-    let mut stdout = child.stdout.take()?;
+/// A git command's exit code and stdout, when it ended within `GIT_READ_LIMIT`.
+fn git_read(dir: &Path, home: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), String> {
+    let what = || format!("git {}", args.first().unwrap_or(&""));
+    let mut child = git_command(dir, home, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{} could not start: {e}", what()))?;
+    let mut stdout = child.stdout.take().ok_or_else(what)?;
     let reader = std::thread::spawn(move || {
         let mut out = Vec::new();
         let _ = stdout.by_ref().take(16 * 1024 * 1024).read_to_end(&mut out);
@@ -86,18 +91,26 @@ fn git_read(dir: &Path, home: &Path, args: &[&str]) -> Option<Vec<u8>> {
             }
         }
     };
-    let out = reader.join().ok()?;
-    status.filter(|s| s.success()).map(|_| out)
+    let out = reader.join().map_err(|_| what())?;
+    match status {
+        Some(status) => Ok((status.code().unwrap_or(-1), out)),
+        None => Err(format!("{} did not end within {} s", what(), GIT_READ_LIMIT.as_secs())),
+    }
 }
 
-/// A regular file's text when it is small: a server may have put a FIFO, a device or a
-/// huge file where the harness reads.
-pub fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > 1024 * 1024 {
-        return None;
+/// A git command's stdout when it succeeded, else why not.
+fn git_ok(dir: &Path, home: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    match git_read(dir, home, args)? {
+        (0, out) => Ok(out),
+        (code, _) => Err(format!("git {} on {{repo}} exited {code}", args.first().unwrap_or(&""))),
     }
-    std::fs::read_to_string(path).ok()
+}
+
+/// A regular file's text, up to 1 MiB: a server may have put a FIFO, a device or a huge
+/// file where the harness reads.
+pub fn read_small(path: &Path) -> Option<String> {
+    let bytes = crate::targets::sandbox::read_regular(path, 1024 * 1024)?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Copies a tree as it is: directories, files with their modes, links as links.
@@ -167,40 +180,47 @@ impl GitRepos {
         copy_tree(&self.pristine, &self.repo).map_err(|e| format!("cannot put {{repo}} back: {e}"))
     }
 
-    /// The ref `{repo}`'s HEAD names, or `None` when it is detached (or unreadable).
-    pub fn head(&self) -> Option<String> {
-        let head = read_small(&self.repo.join(".git/HEAD"))?;
-        head.trim().strip_prefix("ref: ").map(str::to_string)
+    /// The ref `{repo}`'s HEAD names, or `None` when it is detached.
+    pub fn head(&self) -> Result<Option<String>, String> {
+        let head = read_small(&self.repo.join(".git/HEAD")).ok_or("{repo}/.git/HEAD is not a readable file")?;
+        Ok(head.trim().strip_prefix("ref: ").map(str::to_string))
     }
 
     /// Every ref of `{repo}`, by name.
-    pub fn refs(&self) -> Vec<String> {
-        let out = git_read(&self.repo, &self.home, &["for-each-ref", "--format=%(refname)"]).unwrap_or_default();
-        String::from_utf8_lossy(&out).lines().map(str::to_string).collect()
+    pub fn refs(&self) -> Result<Vec<String>, String> {
+        let out = git_ok(&self.repo, &self.home, &["for-each-ref", "--format=%(refname)"])?;
+        Ok(String::from_utf8_lossy(&out).lines().map(str::to_string).collect())
     }
 
     /// `{repo}`'s index as git reads it.
-    pub fn index(&self) -> Vec<IndexEntry> {
-        let out = git_read(&self.repo, &self.home, &["ls-files", "--stage", "-z"]).unwrap_or_default();
-        out.split(|b| *b == 0)
+    pub fn index(&self) -> Result<Vec<IndexEntry>, String> {
+        let out = git_ok(&self.repo, &self.home, &["ls-files", "--stage", "-z"])?;
+        Ok(out
+            .split(|b| *b == 0)
             .filter_map(|line| {
                 let line = String::from_utf8_lossy(line);
                 let (meta, path) = line.split_once('\t')?;
                 let blob = meta.split(' ').nth(1)?.to_string();
                 Some(IndexEntry { blob, path: path.to_string() })
             })
-            .collect()
+            .collect())
     }
 
-    /// The blob id a file's content would have in `{repo}` (nothing is written).
-    pub fn blob_id(&self, file: &Path) -> Option<String> {
+    /// The blob id a file's content would have (nothing is written), computed in the
+    /// pristine copy, which no server is pointed at.
+    pub fn blob_id(&self, file: &Path) -> Result<String, String> {
         let path = file.to_string_lossy();
-        let out = git_read(&self.repo, &self.home, &["hash-object", "--no-filters", "--", &path])?;
-        Some(String::from_utf8_lossy(&out).trim().to_string())
+        let out = git_ok(&self.pristine, &self.home, &["hash-object", "--no-filters", "--", &path])?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
-    /// Whether `{repo}`'s object database holds this object.
-    pub fn has_object(&self, id: &str) -> bool {
-        git_read(&self.repo, &self.home, &["cat-file", "-e", id]).is_some()
+    /// Whether `{repo}`'s object database holds this object (`cat-file -e` exits 1 when
+    /// it does not; anything else means git could not read the repository).
+    pub fn has_object(&self, id: &str) -> Result<bool, String> {
+        match git_read(&self.repo, &self.home, &["cat-file", "-e", id])? {
+            (0, _) => Ok(true),
+            (1, _) => Ok(false),
+            (code, _) => Err(format!("git cat-file on {{repo}} exited {code}")),
+        }
     }
 }

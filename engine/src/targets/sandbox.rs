@@ -343,6 +343,21 @@ impl Drop for Sandbox {
     }
 }
 
+/// Up to `limit` bytes of a regular file, or `None` for anything else. Opened without
+/// blocking and checked after opening, so a FIFO or device a server swapped in cannot
+/// stall the harness, and a file that grows is read only so far.
+pub fn read_regular(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut out = Vec::new();
+    file.take(limit).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
 /// Makes a tree's directories writable again, so a server's chmod cannot keep it.
 pub fn make_writable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;

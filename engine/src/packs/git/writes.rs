@@ -7,12 +7,12 @@ use super::{Called, Caller, GitTool, WRITE_WORDS};
 use crate::classify::has_word;
 use crate::judge::git::{WriteObservations, WriteProbe, WriteRun, WriteSkip};
 use crate::registry::git::{
-    ADD_CONTROL, ADD_VARIANTS, INIT_CONTROL, INIT_VARIANTS, OPTION_BRANCH, REF_OPTION_VARIANTS,
+    ADD_CONTROL, ADD_VARIANTS, INIT_CONTROL, INIT_VARIANTS, OPTION_BRANCH, REF_OPTION_VARIANTS, UPSTREAM,
 };
 use crate::targets::Targets;
 use crate::targets::repos::{GitRepos, read_small};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The line the harness adds to `{repo}/README.md` before each git-ref-options call:
 /// an uncommitted change that `--force` or `--hard` would throw away.
@@ -126,42 +126,82 @@ pub(super) async fn probe(caller: &mut Caller<'_, '_>, writers: &[Writer<'_>], r
     obs
 }
 
-/// `{repo}` as built again, or a gap saying it could not be.
+/// `{repo}` as built again, or a gap saying it could not be (once).
 fn put_back(caller: &mut Caller<'_, '_>, repos: &GitRepos) {
     if let Err(e) = repos.reset() {
-        caller.runner.gaps.push(format!("git: {e}; later calls saw {{repo}} as the last write probe left it"));
+        let gap = format!("git: {e}; later calls saw {{repo}} as an earlier write probe left it");
+        if !caller.runner.gaps.contains(&gap) {
+            caller.runner.gaps.push(gap);
+        }
     }
 }
 
-/// One probe call from `{repo}` as built (`prepare` adds what the call needs), then `look`.
+/// One probe call from `{repo}` as built (`prepare` adds what the call needs), then
+/// `look`: what the harness saw afterwards, or why it could not look.
 async fn call(
     caller: &mut Caller<'_, '_>,
     w: &Writer<'_>,
     repos: &GitRepos,
     (variant, param, shown, value): (&str, &str, &str, Value),
     prepare: impl FnOnce(),
-    look: impl FnOnce(&Called) -> Vec<String>,
+    look: impl FnOnce() -> Result<Vec<String>, String>,
 ) -> WriteProbe {
     put_back(caller, repos);
     prepare();
     let mut args = w.tool.benign.clone();
     args.insert(param.to_string(), value);
     let name = &w.tool.tool.name;
-    let called = caller.call(name, args, &format!("{variant} in {param}")).await;
-    let seen = look(&called);
-    WriteProbe { variant: variant.into(), param: param.into(), shown: shown.into(), answer: called.answer, seen }
-}
-
-fn run(w: &Writer, control: WriteProbe, probes: Vec<WriteProbe>) -> WriteRun {
-    WriteRun { tool: w.tool.tool.name.clone(), decided_by: w.decided_by.clone(), control, probes }
-}
-
-/// Where a path the server is given lands: relative ones against its working directory.
-fn landing(owned: &Targets, sent: &str) -> PathBuf {
-    match Path::new(sent).is_absolute() {
-        true => PathBuf::from(sent),
-        false => owned.sandbox.root().join(sent),
+    let called: Called = caller.call(name, args, &format!("{variant} in {param}")).await;
+    let (seen, unread) = match look() {
+        Ok(seen) => (seen, None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
+    WriteProbe {
+        variant: variant.into(),
+        param: param.into(),
+        shown: shown.into(),
+        answer: called.answer,
+        seen,
+        unread,
     }
+}
+
+fn run(w: &Writer, control: WriteProbe, probes: Vec<WriteProbe>, blind: Option<String>) -> WriteRun {
+    WriteRun { tool: w.tool.tool.name.clone(), decided_by: w.decided_by.clone(), control, probes, blind }
+}
+
+/// A path with `.` and `..` taken out as written (no link followed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where a repository asked for at `sent` can land, as paths the harness built: against
+/// the server's working directory or, for a relative path, against `{repo}`, with
+/// `{repo}/sm-link` taken as the canary repository it points to.
+fn landings(owned: &Targets, repos: &GitRepos, sent: &str) -> Vec<PathBuf> {
+    let mut bases = vec![owned.sandbox.root()];
+    if Path::new(sent).is_relative() {
+        bases.push(repos.repo.clone());
+    }
+    let link = repos.repo.join("sm-link");
+    bases
+        .into_iter()
+        .map(|b| lexical(&b.join(sent)))
+        .map(|p| match p.strip_prefix(&link) {
+            Ok(rest) => repos.canary_repo.join(rest),
+            Err(_) => p,
+        })
+        .collect()
 }
 
 /// Whether a repository (a `.git` in it, or a bare one) is at `at`.
@@ -169,34 +209,45 @@ fn repository_at(at: &Path) -> bool {
     at.join(".git").exists() || (at.join("HEAD").is_file() && at.join("objects").is_dir())
 }
 
+/// Removes what a probe made at `at`, unless a link the server could have planted lies
+/// between the sandbox and it (the harness deletes only inside its own trees).
+fn clear(base: &Path, at: &Path) {
+    let linked = at
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(base) && *a != base)
+        .any(|a| std::fs::symlink_metadata(a).map(|m| m.file_type().is_symlink()).unwrap_or(false));
+    if !linked && at.starts_with(base) {
+        let _ = std::fs::remove_dir_all(at);
+    }
+}
+
 async fn init(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repos: &GitRepos) -> WriteRun {
-    let (param, _) = w.param.clone().expect("an init tool has its path argument");
+    let Some((param, _)) = w.param.clone() else { unreachable!("an init writer carries its path argument") };
+    let base = owned.sandbox.base();
     let mut done = Vec::new();
     let control = std::iter::once(("control", INIT_CONTROL));
     for (variant, shown) in control.chain(INIT_VARIANTS.iter().map(|v| (v.name, v.sends))) {
         let sent = owned.expand(shown);
-        let at = landing(owned, &sent);
+        let places = landings(owned, repos, &sent);
         // Every path is fresh: nothing is there before the call.
-        let clear = || {
-            let _ = std::fs::remove_dir_all(&at);
+        let prepare = || places.iter().for_each(|p| clear(base, p));
+        let look = || match places.iter().any(|p| repository_at(p)) {
+            true => Ok(vec![format!("a repository at {shown}")]),
+            false => Ok(vec![]),
         };
-        clear();
-        let look = |_: &Called| match repository_at(&at) {
-            true => vec![format!("a repository at {shown}")],
-            false => vec![],
-        };
-        done.push(call(caller, w, repos, (variant, &param, shown, json!(sent)), || {}, look).await);
-        clear();
+        done.push(call(caller, w, repos, (variant, &param, shown, json!(sent)), prepare, look).await);
+        places.iter().for_each(|p| clear(base, p));
     }
     let control = done.remove(0);
-    run(w, control, done)
+    run(w, control, done, None)
 }
 
 async fn stage(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repos: &GitRepos) -> WriteRun {
-    let (param, array) = w.param.clone().expect("a staging tool has its files argument");
+    let Some((param, array)) = w.param.clone() else { unreachable!("a staging writer carries its files argument") };
     let wrap = |p: &str| if array { json!([p]) } else { json!(p) };
-    // The outside files the probes name, and the blob ids their content would have.
-    let outside: Vec<(&str, Option<String>)> = [
+    // The outside files the probes name, and the blob ids their content has.
+    let outside: Vec<(&str, Result<String, String>)> = [
         ("{canary}/secret.txt", owned.sandbox.canary_dir().join(crate::targets::sandbox::SECRET_FILE)),
         // The canary repository and {repo}-sibling hold the same secret.md.
         ("the canary repositories' secret.md", repos.canary_repo.join("secret.md")),
@@ -213,18 +264,18 @@ async fn stage(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, rep
         || {
             let _ = std::fs::write(&control_file, "sealmark staging control\n");
         },
-        |_| match repos.index().iter().any(|e| e.path == ADD_CONTROL) {
-            true => vec![format!("{ADD_CONTROL} staged")],
-            false => vec![],
+        || match repos.index()?.iter().any(|e| e.path == ADD_CONTROL) {
+            true => Ok(vec![format!("{ADD_CONTROL} staged")]),
+            false => Ok(vec![]),
         },
     )
     .await;
     let mut probes = Vec::new();
     for v in &ADD_VARIANTS {
-        let look = |_: &Called| {
+        let look = || {
             let mut seen = Vec::new();
-            for e in repos.index() {
-                let named = outside.iter().find(|(_, blob)| blob.as_deref() == Some(e.blob.as_str()));
+            for e in repos.index()? {
+                let named = outside.iter().find(|(_, blob)| blob.as_deref() == Ok(e.blob.as_str()));
                 if let Some((shown, _)) = named {
                     seen.push(format!("the index holds {shown} as {}", e.path));
                 } else if e.path.starts_with("../") || e.path.starts_with('/') || e.path.starts_with("sm-link/") {
@@ -232,20 +283,24 @@ async fn stage(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, rep
                 }
             }
             for (shown, blob) in &outside {
-                if blob.as_deref().is_some_and(|b| repos.has_object(b)) {
+                if repos.has_object(blob.as_deref().map_err(|e| e.clone())?)? {
                     seen.push(format!("the object database holds the content of {shown}"));
                 }
             }
-            seen
+            Ok(seen)
         };
         let sent = owned.expand(v.sends);
         probes.push(call(caller, w, repos, (v.name, &param, v.sends, wrap(&sent)), || {}, look).await);
     }
-    run(w, control, probes)
+    run(w, control, probes, None)
 }
+
+/// The git commands on which a probe value of git-ref-options has an effect to see.
+const REACHED: [&str; 7] = ["checkout", "switch", "reset", "branch", "log", "show", "diff"];
 
 async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repos: &GitRepos) -> WriteRun {
     let readme = repos.repo.join("README.md");
+    let config = repos.repo.join(".git/config");
     let injected = owned.sandbox.root().join(INJECTED);
     let branch = format!("refs/heads/{OPTION_BRANCH}");
     let prepare = || {
@@ -254,31 +309,36 @@ async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repo
         text.push_str(UNCOMMITTED);
         let _ = std::fs::write(&readme, text);
     };
-    let look = |_: &Called| {
+    let look = || {
         let mut seen = Vec::new();
-        match repos.head() {
+        match repos.head()? {
             None => seen.push("HEAD is detached".to_string()),
             Some(head) if head == branch => seen.push(format!("HEAD names {branch}")),
             Some(_) => {}
         }
-        if repos.refs().contains(&branch) {
+        if repos.refs()?.contains(&branch) {
             seen.push(format!("the branch {OPTION_BRANCH} was created"));
         }
-        if !read_small(&readme).unwrap_or_default().contains(UNCOMMITTED) {
-            seen.push("README.md's uncommitted line was discarded".to_string());
+        let config = read_small(&config).ok_or("{repo}/.git/config is not a readable file")?;
+        if config.contains(&format!("refs/heads/{UPSTREAM}")) {
+            seen.push(format!("main's upstream was set to {UPSTREAM}"));
+        }
+        match (readme.exists(), read_small(&readme)) {
+            (true, None) => return Err("{repo}/README.md is not a readable file".to_string()),
+            (true, Some(text)) if text.contains(UNCOMMITTED) => {}
+            _ => seen.push("README.md's uncommitted line was discarded".to_string()),
         }
         if injected.exists() {
             seen.push(format!("{{sandbox}}/{INJECTED} was created"));
             let _ = std::fs::remove_file(&injected);
         }
-        seen
+        Ok(seen)
     };
     // The control fills the first ref-like argument, also when it is optional.
     let first = &w.tool.targets[0];
     let benign = (w.tool.benign.get(first).cloned())
         .or_else(|| branch_value(&w.tool.tool.name, first))
-        .or_else(|| super::benign(first, "string"))
-        .unwrap_or(json!("HEAD"));
+        .unwrap_or_else(|| super::benign_string(first));
     let shown = benign.as_str().unwrap_or("").to_string();
     let control = call(caller, w, repos, ("control", first, &shown, benign), prepare, look).await;
     let mut probes = Vec::new();
@@ -288,5 +348,8 @@ async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repo
             probes.push(call(caller, w, repos, (v.name, param, v.sends, json!(sent)), prepare, look).await);
         }
     }
-    run(w, control, probes)
+    let blind = name_word(&w.tool.tool.name, &REACHED)
+        .is_none()
+        .then(|| format!("its name is none of {}, the git commands the values act on", REACHED.join(", ")));
+    run(w, control, probes, blind)
 }
