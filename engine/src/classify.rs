@@ -321,9 +321,14 @@ pub fn name_words(name: &str) -> Vec<String> {
     words
 }
 
+/// The first word of a name that is one of `words`.
+pub fn word_from(name: &str, words: &[&str]) -> Option<String> {
+    name_words(name).into_iter().find(|w| words.contains(&w.as_str()))
+}
+
 /// Whether a name has a word from `words`.
 pub fn has_word(name: &str, words: &[&str]) -> bool {
-    name_words(name).iter().any(|w| words.contains(&w.as_str()))
+    word_from(name, words).is_some()
 }
 
 /// Why a SQL tool writes by design (an `execute` or `write_query` beside a read-only

@@ -311,13 +311,7 @@ pub async fn collect(
     if owned.active {
         obs.writes = writes::probe(&mut caller, &writers, repos).await;
     } else {
-        let skip = writes::skipped(&writers);
-        let names: Vec<&str> = writers.iter().map(|w| w.tool.tool.name.as_str()).collect();
-        caller.runner.gaps.push(format!(
-            "git: {} write to the repository; git-init-scope, git-add-scope and git-ref-options call them only with --active",
-            names.join(", ")
-        ));
-        obs.writes.skipped = Some(skip);
+        obs.writes.skipped = Some(writes::skipped(&writers, &mut caller.runner.gaps));
     }
     (obs, benign)
 }

@@ -4,7 +4,7 @@
 //! never by the reply; `{repo}` is put back as built after the last one.
 
 use super::{Called, Caller, GitTool, WRITE_WORDS};
-use crate::classify::has_word;
+use crate::classify::{has_word, word_from};
 use crate::judge::git::{WriteObservations, WriteProbe, WriteRun, WriteSkip};
 use crate::registry::git::{
     ADD_CONTROL, ADD_VARIANTS, INIT_CONTROL, INIT_VARIANTS, OPTION_BRANCH, REF_OPTION_VARIANTS, UPSTREAM,
@@ -41,7 +41,7 @@ pub(super) struct Writer<'t> {
 /// git-ref-options by an argument the probes can fill.
 pub(super) fn writer(mut tool: GitTool<'_>) -> Option<Writer<'_>> {
     let name = tool.tool.name.clone();
-    let said = |words: &[&str]| name_word(&name, words).map(|w| format!("its name says {w}"));
+    let said = |words: &[&str]| word_from(&name, words).map(|w| format!("its name says {w}"));
     let files = tool
         .tool
         .params
@@ -90,12 +90,14 @@ fn branch_value(tool: &str, arg: &str) -> Option<Value> {
     Some(json!(if makes && !base { "sm-benign-branch" } else { "main" }))
 }
 
-fn name_word(name: &str, words: &[&str]) -> Option<String> {
-    crate::classify::name_words(name).into_iter().find(|w| words.contains(&w.as_str()))
-}
-
-/// What the write checks record when `--active` is off: the tools each would call.
-pub(super) fn skipped(writers: &[Writer]) -> WriteSkip {
+/// What the write checks record when `--active` is off: the tools each would call, and
+/// the gap line that names them.
+pub(super) fn skipped(writers: &[Writer], gaps: &mut Vec<String>) -> WriteSkip {
+    let names: Vec<&str> = writers.iter().map(|w| w.tool.tool.name.as_str()).collect();
+    gaps.push(format!(
+        "git: {} write to the repository; git-init-scope, git-add-scope and git-ref-options call them only with --active",
+        names.join(", ")
+    ));
     let of = |k: Kind| writers.iter().filter(|w| w.kind == k).map(|w| w.tool.tool.name.clone()).collect();
     WriteSkip {
         why: "runs only with --active: these probes make the server write".to_string(),
@@ -110,15 +112,10 @@ pub(super) async fn probe(caller: &mut Caller<'_, '_>, writers: &[Writer<'_>], r
     let owned = caller.runner.targets;
     let mut obs = WriteObservations::default();
     for w in writers {
-        let run = match w.kind {
-            Kind::Init => init(caller, w, owned, repos).await,
-            Kind::Stage => stage(caller, w, owned, repos).await,
-            Kind::Refs => refs(caller, w, owned, repos).await,
-        };
         match w.kind {
-            Kind::Init => obs.init.push(run),
-            Kind::Stage => obs.stage.push(run),
-            Kind::Refs => obs.refs.push(run),
+            Kind::Init => obs.init.push(init(caller, w, owned, repos).await),
+            Kind::Stage => obs.stage.push(stage(caller, w, owned, repos).await),
+            Kind::Refs => obs.refs.push(refs(caller, w, owned, repos).await),
         }
     }
     put_back(caller, repos);
@@ -348,7 +345,7 @@ async fn refs(caller: &mut Caller<'_, '_>, w: &Writer<'_>, owned: &Targets, repo
             probes.push(call(caller, w, repos, (v.name, param, v.sends, json!(sent)), prepare, look).await);
         }
     }
-    let blind = name_word(&w.tool.tool.name, &REACHED)
+    let blind = word_from(&w.tool.tool.name, &REACHED)
         .is_none()
         .then(|| format!("its name is none of {}, the git commands the values act on", REACHED.join(", ")));
     run(w, control, probes, blind)
