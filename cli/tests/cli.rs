@@ -610,7 +610,7 @@ fn replay_rejudges_the_observations_and_names_a_doctored_verdict() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--format", "json"]);
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(record["observations"]["fs"]["reads"].is_array(), "the record carries what the fs judges read");
-    assert_eq!(record["config"]["schemaVersion"], "1.8");
+    assert_eq!(record["config"]["schemaVersion"], "1.9");
     let failed = record["checks"].as_array().unwrap().iter().position(|c| c["verdict"] == "fail").unwrap();
     let id = record["checks"][failed]["id"].as_str().unwrap().to_string();
     let pack = record["checks"][failed]["pack"].as_str().unwrap().to_string();

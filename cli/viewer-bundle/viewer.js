@@ -863,13 +863,13 @@ let wasm_bindgen;
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h0a1e8f4058bcf45d);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_b4d8730490bc5f0c = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+        imports.wbg.__wbindgen_cast_706e8d223396b3a6 = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 20, function: Function { arguments: [NamedExternref("Event")], shim_idx: 318, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h15b0e3b54ed812d1, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };
-        imports.wbg.__wbindgen_cast_cd782d1c3e9177ae = function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { dtor_idx: 477, function: Function { arguments: [Externref], shim_idx: 317, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+        imports.wbg.__wbindgen_cast_d19de109ea11cc90 = function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { dtor_idx: 478, function: Function { arguments: [Externref], shim_idx: 318, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm.wasm_bindgen__closure__destroy__h0b8de9af8dae6ca8, wasm_bindgen__convert__closures_____invoke__h697f5ef9ea532782);
             return ret;
         };

@@ -3,7 +3,6 @@
 //! Pure: grades, pack statuses, the standard/custom decision, the badge and the
 //! "Not covered" list are all derived here, so the viewer can re-derive them.
 
-use crate::applies::{Situation, applies};
 use crate::classify::{Classification, classify};
 use crate::config::Config;
 use crate::grading::{self, Input, Outcome};
@@ -11,7 +10,7 @@ use crate::judge::Finding;
 use crate::judge::custom::CustomProbe;
 use crate::model::{Pack, Verdict, Weight};
 use crate::record::*;
-use crate::registry::{CHECKS, CheckDef, pack_doc};
+use crate::registry::{CHECKS, CheckDef};
 use crate::tools::{ToolInfo, canonical_json, sha256_tagged};
 use crate::{METHODOLOGY, SCHEMA_VERSION, VERSION};
 use std::collections::BTreeMap;
@@ -42,8 +41,9 @@ pub struct RunFacts {
     pub valid_calls: Vec<String>,
     /// The `db:` line.
     pub db: DbRecord,
-    /// Why the db pack was not graded, when the runtime knows better than "not built".
-    pub db_reason: Option<String>,
+    /// Why each requested pack observed nothing, as collection recorded it
+    /// (`Observations::not_run`).
+    pub not_run: BTreeMap<Pack, String>,
     pub upstream: Option<UpstreamRecord>,
     pub probe_calls: Vec<ProbeCall>,
     /// The custom checks (from `probes:` with a check), with their probes' verdicts.
@@ -107,26 +107,18 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
         checks.push(check_result(def, effective_weight(def, config), finding));
     }
 
-    // Why a requested pack produced no check: first what it needed before it could run.
-    // The database's reason is `facts.db_reason`; a listener that could not be bound is a gap.
-    let known = Situation { config, classes: Some(&classification), database: Some(Ok(())), listener: true };
+    // Why a requested pack produced no check is what collection recorded.
+    let not_run = |pack: Pack| {
+        let reason =
+            facts.not_run.get(&pack).cloned().unwrap_or_else(|| "no check of this pack was judged".to_string());
+        PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
+    };
     let mut packs = BTreeMap::new();
     for pack in Pack::STANDARD {
         let result = if !requested.contains(&pack) {
             PackResult { status: PackStatus::Na, grade: None, reason: Some("pack not requested".to_string()) }
-        } else if pack == Pack::Db
-            && let Some(reason) = &facts.db_reason
-        {
-            PackResult { status: PackStatus::Na, grade: None, reason: Some(reason.clone()) }
-        } else if !pack_doc(pack).built {
-            PackResult {
-                status: PackStatus::Na,
-                grade: None,
-                reason: Some(unbuilt_reason(pack, &classification, &facts.transport)),
-            }
         } else if !checks.iter().any(|c| c.pack == pack.id()) {
-            let reason = applies(pack, &known).err().unwrap_or_else(|| not_run_reason(pack, &classification));
-            PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
+            not_run(pack)
         } else {
             grade_pack(pack, &checks)
         };
@@ -142,16 +134,7 @@ pub fn assemble(config: &Config, facts: RunFacts, findings: Vec<(&'static CheckD
             {
                 pack_notes.push(format!("{note} (candidate pack)"));
             }
-            if checks.iter().any(|c| c.pack == pack.id()) {
-                grade_pack(pack, &checks)
-            } else {
-                let reason = if facts.announced.is_none() {
-                    "the server could not be reached".to_string()
-                } else {
-                    applies(pack, &known).err().unwrap_or_else(|| candidate_not_run(pack))
-                };
-                PackResult { status: PackStatus::Na, grade: None, reason: Some(reason) }
-            }
+            if checks.iter().any(|c| c.pack == pack.id()) { grade_pack(pack, &checks) } else { not_run(pack) }
         } else if declared.is_some() {
             let note = format!(
                 "{} is declared in the config but not in the pack list you chose (packs: or --pack), so it was skipped",
@@ -294,60 +277,6 @@ fn grade_pack(pack: Pack, checks: &[CheckResult]) -> PackResult {
             grade: None,
             reason: Some(reason),
         },
-    }
-}
-
-/// Why a candidate pack that runs produced no check.
-fn candidate_not_run(pack: Pack) -> String {
-    match pack {
-        Pack::Custom => "none of its probes was judged".to_string(),
-        _ => "no SQL tool found (by classification or sql_tools)".to_string(),
-    }
-}
-
-/// The tool class a pack aims at, when it aims at tools.
-fn pack_class(pack: Pack) -> Option<&'static str> {
-    match pack {
-        Pack::Fs | Pack::Effects => Some("path"),
-        Pack::Net => Some("url"),
-        Pack::Git => Some("git"),
-        Pack::Db | Pack::Sqlite => Some("sql"),
-        _ => None,
-    }
-}
-
-fn tools_of_class<'c>(classification: &'c [Classification], class: &str) -> Vec<&'c str> {
-    classification.iter().filter(|c| c.class == class).map(|c| c.tool.as_str()).collect()
-}
-
-/// Why a requested pack that this build does not carry was not graded: first whether
-/// it would apply at all, then that it is not built.
-fn unbuilt_reason(pack: Pack, classification: &[Classification], transport: &str) -> String {
-    let not_built = format!("not built in sealmark {VERSION}");
-    match (pack, pack_class(pack)) {
-        (Pack::Http, _) if transport == "http" => format!("{not_built}; it would apply to this HTTP server"),
-        (Pack::Http, _) => "a stdio server: the http pack needs server.url".to_string(),
-        (Pack::Sqlite, _) => format!("{not_built} (it will run when the server config holds a {{sqlite}} placeholder)"),
-        (_, None) => not_built,
-        (_, Some(class)) => match tools_of_class(classification, class) {
-            matching if matching.is_empty() => format!("no {class} tool found"),
-            matching => format!("{not_built}; it would apply to {}", matching.join(", ")),
-        },
-    }
-}
-
-/// Why a built, requested pack produced no check: nothing it could aim at.
-fn not_run_reason(pack: Pack, classification: &[Classification]) -> String {
-    if pack == Pack::Http {
-        return "a stdio server: the http pack needs server.url".to_string();
-    }
-    if pack == Pack::Effects {
-        return "no path tool, and no tool that declares readOnlyHint or openWorldHint (or reads by its name) could be called with harmless arguments".to_string();
-    }
-    match pack_class(pack) {
-        None => "nothing to aim at".to_string(),
-        Some(class) if tools_of_class(classification, class).is_empty() => format!("no {class} tool found"),
-        Some(class) => format!("no {class} tool could be given a harness-owned argument (see Not covered)"),
     }
 }
 

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// The classes a tool can be placed in, in order of precedence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The classes a tool can be placed in, in order of precedence. The packs, `applies`
+/// and `classify:` all speak of tools by these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Class {
     Sql,
     Command,
@@ -21,6 +23,13 @@ pub enum Class {
 }
 
 impl Class {
+    /// Every class, as `classify:` may declare them.
+    pub const ALL: [Class; 6] = [Class::Sql, Class::Command, Class::Git, Class::Url, Class::Path, Class::Other];
+
+    pub fn from_id(id: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.id() == id)
+    }
+
     pub fn id(self) -> &'static str {
         match self {
             Class::Sql => "sql",
@@ -30,6 +39,12 @@ impl Class {
             Class::Path => "path",
             Class::Other => "other",
         }
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
     }
 }
 
@@ -146,7 +161,7 @@ pub fn classify_declared(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredCl
     if let Some(d) = declared.get(&tool.name) {
         return Classification {
             tool: tool.name.clone(),
-            class: d.class.clone(),
+            class: d.class.unwrap_or(Class::Other),
             param: d.param.clone(),
             confidence: "declared".to_string(),
             annotations,
@@ -199,7 +214,7 @@ pub fn classify_declared(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredCl
     let Some((class, strength, mut reasons, param)) = matches.first().cloned() else {
         return Classification {
             tool: tool.name.clone(),
-            class: Class::Other.id().to_string(),
+            class: Class::Other,
             param: None,
             confidence: "high".to_string(),
             annotations,
@@ -213,13 +228,15 @@ pub fn classify_declared(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredCl
         level -= 1;
         reasons.push("destructiveHint is true: confidence lowered one step".to_string());
     }
-    let secondary = matches
-        .get(1)
-        .map(|(c, _, _, _)| c.id().to_string())
-        .or_else(|| (class == Class::Path && url_flag(tool).is_some()).then(|| Class::Url.id().to_string()));
+    // A path tool with a switch that makes it fetch URLs is a url tool too: the net pack
+    // aims at it (`applies` counts it by this secondary class).
+    let secondary = match class == Class::Path && url_flag(tool).is_some() {
+        true => Some(Class::Url),
+        false => matches.get(1).map(|(c, _, _, _)| *c),
+    };
     Classification {
         tool: tool.name.clone(),
-        class: class.id().to_string(),
+        class,
         param: (!param.is_empty()).then_some(param),
         confidence: CONFIDENCE[level].to_string(),
         annotations,
@@ -229,8 +246,8 @@ pub fn classify_declared(tool: &ToolInfo, declared: &BTreeMap<String, DeclaredCl
 }
 
 /// The parameter names that place a tool in `class` (strong and weak), strongest first.
-pub fn class_params(class: &str) -> Vec<&'static str> {
-    RULES.iter().filter(|r| r.class.id() == class).flat_map(|r| r.params.iter().chain(r.weak_params)).copied().collect()
+pub fn class_params(class: Class) -> Vec<&'static str> {
+    RULES.iter().filter(|r| r.class == class).flat_map(|r| r.params.iter().chain(r.weak_params)).copied().collect()
 }
 
 /// The parameters a server's validation error names, with the JSON type it expected
@@ -395,7 +412,7 @@ fn annotation_tags(tool: &ToolInfo) -> Vec<String> {
 #[serde(rename_all = "camelCase")]
 pub struct Classification {
     pub tool: String,
-    pub class: String,
+    pub class: Class,
     /// The parameter that placed the tool (the one probes are aimed through).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
@@ -403,14 +420,15 @@ pub struct Classification {
     pub annotations: Vec<String>,
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secondary: Option<String>,
+    pub secondary: Option<Class>,
 }
 
 /// One `classify:` entry: the class a tool is placed in and the argument the packs aim,
 /// with the lines to name when the server's tool list contradicts it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeclaredClass {
-    pub class: String,
+    /// Unset only in a config already refused for it.
+    pub class: Option<Class>,
     pub param: Option<String>,
     /// For a SQL tool: whether it writes by design (`true`) or promises to read only.
     pub writes: Option<bool>,
@@ -433,7 +451,7 @@ mod tests {
             json!({"name": "read_file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
             "annotations": {"readOnlyHint": true, "openWorldHint": false}}),
         );
-        assert_eq!((c.class.as_str(), c.confidence.as_str()), ("path", "high"));
+        assert_eq!((c.class.id(), c.confidence.as_str()), ("path", "high"));
         assert_eq!(c.reason, "param \"path\", name matches /read|file/");
         assert_eq!(c.annotations, vec!["readOnly", "closedWorld"]);
     }
@@ -452,8 +470,8 @@ mod tests {
     fn url_beats_path_and_is_secondary() {
         let c =
             tool(json!({"name": "fetch", "inputSchema": {"type": "object", "properties": {"url": {}, "path": {}}}}));
-        assert_eq!(c.class, "url");
-        assert_eq!(c.secondary.as_deref(), Some("path"));
+        assert_eq!(c.class.id(), "url");
+        assert_eq!(c.secondary.map(Class::id), Some("path"));
     }
 
     #[test]
@@ -462,38 +480,38 @@ mod tests {
             json!({"name": "search_nodes", "description": "Search for nodes in the knowledge graph based on a query",
             "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}),
         );
-        assert_eq!(search.class, "other", "{}", search.reason);
+        assert_eq!(search.class.id(), "other", "{}", search.reason);
         let sql = tool(json!({"name": "query", "description": "Run a read-only SQL query",
             "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}));
-        assert_eq!(sql.class, "sql");
+        assert_eq!(sql.class.id(), "sql");
     }
 
     #[test]
     fn a_git_tool_may_name_its_repository_path() {
         let c = tool(json!({"name": "git_status", "description": "Shows the working tree status",
             "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}));
-        assert_eq!((c.class.as_str(), c.param.as_deref()), ("git", Some("path")));
+        assert_eq!((c.class.id(), c.param.as_deref()), ("git", Some("path")));
         // A file tool whose description mentions a repository is still a file tool.
         let f = tool(json!({"name": "read_file", "description": "Read a file of the repository",
             "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}));
-        assert_eq!(f.class, "path");
+        assert_eq!(f.class.id(), "path");
     }
 
     #[test]
     fn a_url_parameter_is_found_by_its_schema() {
         let c = tool(json!({"name": "convert", "inputSchema": {"type": "object",
             "properties": {"data": {"type": "string", "format": "uri"}}}}));
-        assert_eq!((c.class.as_str(), c.param.as_deref()), ("url", Some("data")));
+        assert_eq!((c.class.id(), c.param.as_deref()), ("url", Some("data")));
         let flag = tool(json!({"name": "read_file", "inputSchema": {"type": "object",
             "properties": {"path": {"type": "string"}, "isUrl": {"type": "boolean", "description": "path is a URL"}}}}));
-        assert_eq!((flag.class.as_str(), flag.secondary.as_deref()), ("path", Some("url")));
+        assert_eq!((flag.class.id(), flag.secondary.map(Class::id)), ("path", Some("url")));
     }
 
     #[test]
     fn an_empty_schema_is_placed_by_name_and_description_at_low_confidence() {
         let c = tool(json!({"name": "read_file", "description": "Read the complete contents of a file",
             "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#"}}));
-        assert_eq!((c.class.as_str(), c.param.as_deref(), c.confidence.as_str()), ("path", None, "low"));
+        assert_eq!((c.class.id(), c.param.as_deref(), c.confidence.as_str()), ("path", None, "low"));
     }
 
     #[test]
@@ -537,7 +555,12 @@ mod tests {
         assert!(t(json!({"name": "run", "annotations": {"destructiveHint": true}})).is_some());
         let declared = BTreeMap::from([(
             "execute".to_string(),
-            DeclaredClass { class: "sql".into(), param: Some("sql".into()), writes: Some(false), ..Default::default() },
+            DeclaredClass {
+                class: Some(Class::Sql),
+                param: Some("sql".into()),
+                writes: Some(false),
+                ..Default::default()
+            },
         )]);
         assert!(sql_writes(&ToolInfo::from_value(&json!({"name": "execute"})), &declared).is_none());
     }
@@ -545,6 +568,6 @@ mod tests {
     #[test]
     fn no_target_parameter_is_other() {
         let c = tool(json!({"name": "read_weather", "inputSchema": {"type": "object", "properties": {"city": {}}}}));
-        assert_eq!(c.class, "other");
+        assert_eq!(c.class.id(), "other");
     }
 }

@@ -3,8 +3,8 @@
 //! sending a single probe.
 
 use crate::applies::{Situation, applies};
-use crate::classify::Classification;
 use crate::classify::classify_declared;
+use crate::classify::{Class, Classification};
 use crate::config::{Config, Problem};
 use crate::model::Pack;
 use crate::registry::pack_doc;
@@ -105,8 +105,6 @@ pub fn report(config: &Config, inspection: &Inspection) -> String {
             } else {
                 "not requested (packs: or --pack)".to_string()
             }
-        } else if !doc.built {
-            "not built in this version of sealmark".to_string()
         } else {
             match applies(pack, &known) {
                 Err(why) => format!("would not run: {why}"),
@@ -172,18 +170,18 @@ pub fn suggest(config: &Config, inspection: &Inspection) -> Vec<Suggestion> {
                         None => return (tool.name.clone(), Err("scope.allow has no exact entry to send".to_string())),
                     }
                 } else if class.param.as_deref() == Some(name.as_str()) {
-                    match class.class.as_str() {
-                        "path" if tool.name.contains("dir") || tool.name.contains("list") => json!("{sandbox}"),
-                        "path" => json!("{sandbox}/ok.txt"),
-                        "url" => json!("{listener}/t/{token}"),
-                        "sql" if config.upstream.kind.is_some() => json!("SELECT 1"),
-                        "sql" => {
+                    match class.class {
+                        Class::Path if tool.name.contains("dir") || tool.name.contains("list") => json!("{sandbox}"),
+                        Class::Path => json!("{sandbox}/ok.txt"),
+                        Class::Url => json!("{listener}/t/{token}"),
+                        Class::Sql if config.upstream.kind.is_some() => json!("SELECT 1"),
+                        Class::Sql => {
                             return (
                                 tool.name.clone(),
                                 Err("SQL is sent from probes only with an upstream stub (upstream.kind)".to_string()),
                             );
                         }
-                        "command" => {
+                        Class::Command => {
                             return (
                                 tool.name.clone(),
                                 Err("runs commands: write an active probe with a harness program (sm-echo …)"

@@ -54,4 +54,4 @@ pub const METHODOLOGY: &str = "0.3-draft";
 /// record of its major version (a newer minor only adds members) and refuses a newer
 /// major. 1.1 added `observations`; 1.2 `db.seed` and `db.sqlTools`; 1.3
 /// `server.selected` and the combined record of a run of several servers.
-pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 8 };
+pub const SCHEMA_VERSION: record::SchemaVersion = record::SchemaVersion { major: 1, minor: 9 };

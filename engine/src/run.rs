@@ -129,7 +129,7 @@ pub async fn run(config: &Config, options: &RunOptions) -> Result<RunOutput, Run
         gaps: collected.gaps,
         valid_calls: collected.valid_calls,
         db,
-        db_reason: collected.db_reason,
+        not_run: observations.not_run.clone(),
         upstream: targets.stub.as_ref().map(|s| crate::record::UpstreamRecord { url: s.url(), requests: s.count() }),
         probe_calls: collected.probe_calls,
         custom,

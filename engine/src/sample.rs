@@ -1,27 +1,30 @@
 //! Sample records for renderer tests and the viewer: every verdict, a critical cap,
 //! a provisional grade and advisory lines, built through the real assembly.
 
+use crate::applies::{Situation, applies, found_nothing};
 use crate::assemble::{RunFacts, assemble};
 use crate::config::Config;
-use crate::judge::Finding;
+use crate::judge::{Finding, Observations};
 use crate::model::Evidence;
-use crate::model::{Verdict, VerifiedBy};
+use crate::model::{Pack, Verdict, VerifiedBy};
 use crate::record::{Announced, Record, SandboxRecord, ServerLog};
 use crate::registry::core as defs;
 use crate::registry::fs as fs_defs;
 use crate::registry::net as net_defs;
 use crate::tools::ToolInfo;
 use serde_json::json;
+use std::collections::BTreeMap;
+
+fn tool(name: &str, ro: bool) -> ToolInfo {
+    ToolInfo::from_value(&json!({
+        "name": name,
+        "description": format!("{name} under the root"),
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        "annotations": {"readOnlyHint": ro, "openWorldHint": false}
+    }))
+}
 
 fn facts() -> RunFacts {
-    let tool = |name: &str, ro: bool| {
-        ToolInfo::from_value(&json!({
-            "name": name,
-            "description": format!("{name} under the root"),
-            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-            "annotations": {"readOnlyHint": ro, "openWorldHint": false}
-        }))
-    };
     RunFacts {
         started_at: "2026-10-12T09:30:00.000Z".to_string(),
         duration_ms: 412,
@@ -55,13 +58,26 @@ fn facts() -> RunFacts {
         gaps: vec![],
         valid_calls: vec!["read_file".to_string()],
         db: crate::record::DbRecord { used: false, summary: "not used".to_string(), ..Default::default() },
-        db_reason: None,
+        not_run: not_run(&[tool("read_file", true), tool("write_file", false)]),
         upstream: None,
         probe_calls: vec![],
         custom: vec![],
         custom_probes: vec![],
         unasked: Default::default(),
     }
+}
+
+/// What collection would record for a stdio server with these tools and a database
+/// whose server config names none of the other targets.
+fn not_run(tools: &[ToolInfo]) -> BTreeMap<Pack, String> {
+    let config = Config::default();
+    let classes: Vec<_> = tools.iter().map(crate::classify::classify).collect();
+    let s = Situation { config: &config, classes: Some(&classes), database: Some(Ok(())), listener: true };
+    let why = |pack| match applies(pack, &s) {
+        Err(refusal) => refusal.to_string(),
+        Ok(_) => found_nothing(pack, &Observations::default()),
+    };
+    Pack::STANDARD.into_iter().filter(|p| *p != Pack::Core).map(|p| (p, why(p))).collect()
 }
 
 fn finding(verdict: Verdict, summary: &str) -> Finding {

@@ -186,7 +186,7 @@ pub fn config_schema() -> String {
                 "packs" => json!({ "type": "array", "items": { "enum": packs }, "uniqueItems": true }),
                 "tools" => object(&[("include", strings()), ("exclude", strings())], &[]),
                 "classify" => json!({ "type": "object", "additionalProperties": object(&[
-                    ("class", json!({ "enum": crate::config::DECLARABLE_CLASSES })),
+                    ("class", json!({ "enum": crate::classify::Class::ALL.map(crate::classify::Class::id) })),
                     ("param", string()),
                     ("writes", json!({ "type": "boolean" })),
                 ], &["class"]) }),

@@ -769,7 +769,7 @@ fn Classification(record: Arc<Record>) -> impl IntoView {
                     {record.classification.iter().map(|c| view! {
                         <tr>
                             <td>{visible(&c.tool)}</td>
-                            <td>{c.class.clone()}</td>
+                            <td>{c.class.id()}</td>
                             <td>{c.confidence.clone()}</td>
                             <td>{visible(&c.annotations.join(", "))}</td>
                             <td>{visible(&c.reason)}</td>

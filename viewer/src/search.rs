@@ -95,7 +95,7 @@ pub fn record_entries(r: &Record) -> Vec<Entry> {
             visible(&t.tool),
             format!("this record · tool, class {}", t.class),
             Route::At("classification-h".to_string()),
-            &[&t.class, &visible(&t.reason)],
+            &[t.class.id(), &visible(&t.reason)],
         ));
     }
     out

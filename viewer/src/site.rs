@@ -8,7 +8,7 @@ use crate::search::{Entry, search};
 use leptos::prelude::*;
 use sealmark_engine::registry::{self, CHECKS, PACKS};
 use sealmark_engine::render::reference::{
-    common_settings, config_keys, cwe_list, decided_by, pack_line, preface, scoring_sentence, setting_key, status,
+    STATUS, common_settings, config_keys, cwe_list, decided_by, pack_line, preface, scoring_sentence, setting_key,
     threshold_line, weight_word,
 };
 use sealmark_engine::{METHODOLOGY, VERSION};
@@ -42,11 +42,7 @@ pub fn Packs() -> impl IntoView {
             <h1>"Packs"</h1>
             <p>{format!("Methodology {METHODOLOGY}, sealmark {VERSION}. A pack gets its own letter; the badge carries the standard packs only.")}</p>
             {PACKS.iter().map(|p| {
-                let status = match (p.built, p.pack.is_candidate()) {
-                    (false, _) => " · not built yet",
-                    (true, true) => " · candidate pack",
-                    _ => "",
-                };
+                let status = if p.pack.is_candidate() { " · candidate pack" } else { "" };
                 view! {
                     <section class="pack-doc" id=format!("pack-{}", p.pack.id())>
                         <h2>{p.pack.id()}<span class="muted">{status}</span></h2>
@@ -111,7 +107,7 @@ pub fn CheckPage(id: String) -> impl IntoView {
         <article class="site check-page">
             <p class="crumbs"><a href=Route::Checks.href()>"Checks"</a>" / "
                 <a href=Route::Packs(Some(c.pack.id().to_string())).href()>{format!("pack {}", c.pack.id())}</a></p>
-            <h1><code>{c.id}</code>" "<span class="chip">{status(c)}</span>{c.candidate.then(|| view! { <span class="chip">"candidate"</span> })}</h1>
+            <h1><code>{c.id}</code>" "<span class="chip">{STATUS}</span>{c.candidate.then(|| view! { <span class="chip">"candidate"</span> })}</h1>
             <p class="lede">{c.label}</p>
             <p class="muted preface">{preface(c)}</p>
             <dl class="facts">

@@ -4,7 +4,7 @@
 //! line and the dotted key, so a user fixes a config in one pass. Nothing here does
 //! I/O: the caller reads the file and passes its text.
 
-use crate::classify::DeclaredClass;
+use crate::classify::{Class, DeclaredClass};
 pub use crate::judge::db::SqlShape;
 use crate::judge::scope::{ScopeConfig, ScopedTool};
 use crate::model::{Pack, Weight};
@@ -125,9 +125,6 @@ pub struct Identities {
     /// The lines of `identities.a` and `identities.b`.
     pub lines: (usize, usize),
 }
-
-/// The classes `classify:` may declare.
-pub const DECLARABLE_CLASSES: [&str; 6] = ["sql", "command", "git", "url", "path", "other"];
 
 /// One `sql_tools` entry: a tool, the string argument that takes the SQL, and values
 /// for the tool's other required arguments.
@@ -846,13 +843,14 @@ impl Validator<'_> {
                 let kpath = join(&path, &key);
                 match key.as_str() {
                     "class" => match val.as_str() {
-                        Some(c) if DECLARABLE_CLASSES.contains(&c) => d.class = c.to_string(),
+                        Some(c) if Class::from_id(c).is_some() => d.class = Class::from_id(c),
                         _ => {
                             let shown = val.as_str().unwrap_or_default();
-                            let hint = did_you_mean_hint(shown, DECLARABLE_CLASSES);
+                            let ids = Class::ALL.map(Class::id);
+                            let hint = did_you_mean_hint(shown, ids);
                             self.problem(
                                 &kpath,
-                                format!("expected one of {}, found {}{hint}", DECLARABLE_CLASSES.join(", "), show(val)),
+                                format!("expected one of {}, found {}{hint}", ids.join(", "), show(val)),
                             );
                         }
                     },
@@ -867,10 +865,10 @@ impl Validator<'_> {
             if !has_class && matches!(entry, Yaml::Mapping(_)) {
                 self.problem(&path, "each entry needs a class");
             }
-            if d.param.is_none() && !d.class.is_empty() && d.class != "other" {
-                self.problem(&path, format!("a {} tool needs the param the packs aim (param: NAME)", d.class));
+            if let Some(class) = d.class.filter(|c| *c != Class::Other && d.param.is_none()) {
+                self.problem(&path, format!("a {class} tool needs the param the packs aim (param: NAME)"));
             }
-            if d.writes.is_some() && d.class != "sql" {
+            if d.writes.is_some() && d.class != Some(Class::Sql) {
                 self.problem(&join(&path, "writes"), "writes applies to SQL tools only");
             }
             out.insert(tool, d);

@@ -45,6 +45,33 @@ pub struct Observations {
     pub sqlite: sqlite::SqliteObservations,
     /// The calls aimed at the upstream stub; absent when the run had no stub.
     pub backend: Option<backend::BackendObservations>,
+    /// Why each requested pack observed nothing its judges read, as collection decided
+    /// it (`packs::Gate`, or what the pack found when it looked): the record's reason
+    /// for a pack that is not graded.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub not_run: std::collections::BTreeMap<Pack, String>,
+}
+
+impl Observations {
+    /// Whether `pack` observed what its judges need: its checks come out exactly then.
+    /// The custom pack's probes are kept beside the observations, not in them.
+    pub fn observed(&self, pack: Pack) -> bool {
+        let (f, b) = (&self.fs, self.backend.as_ref());
+        match pack {
+            Pack::Core => true,
+            Pack::Fs => !f.readers.is_empty() || !f.writers.is_empty(),
+            Pack::Effects => !f.readers.is_empty() || !f.writers.is_empty() || !f.benign.is_empty(),
+            Pack::Net => !self.net.tools.is_empty(),
+            Pack::Git => !self.git.tools.is_empty(),
+            Pack::Http => self.http.is_some(),
+            Pack::Db => !self.db.tools.is_empty(),
+            Pack::Sqlite => !self.sqlite.tools.is_empty() || !self.sqlite.write_tools.is_empty(),
+            Pack::Scope => b.is_some_and(|b| !b.scope.is_empty()),
+            Pack::SqlGuard => b.is_some_and(|b| !b.statements.is_empty()),
+            Pack::Upstream => b.is_some(),
+            Pack::Custom => false,
+        }
+    }
 }
 
 /// What of the configuration the judges read.
@@ -79,25 +106,25 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
     judge("refusal-quality", core::refusal_quality(c));
     judge("instructions-hygiene", core::instructions_hygiene(c, &deny));
     let f = &obs.fs;
-    if !f.readers.is_empty() || !f.writers.is_empty() {
+    if obs.observed(Pack::Fs) {
         judge("fs-read-escape", fs::read_escape(f));
         judge("fs-write-escape", fs::write_escape(f));
         judge("fs-symlink-escape", fs::symlink_escape(f));
         judge("fs-large-read", fs::large_read(f));
     }
-    if !f.readers.is_empty() || !f.writers.is_empty() || !f.benign.is_empty() {
+    if obs.observed(Pack::Effects) {
         judge("effects-read-only", fs::effects_read_only(f));
         judge("effects-closed-world", fs::effects_closed_world(f));
         judge("effects-unannotated", fs::effects_unannotated(f));
     }
     let n = &obs.net;
-    if !n.tools.is_empty() {
+    if obs.observed(Pack::Net) {
         judge("net-loopback-ssrf", net::loopback_ssrf(n));
         judge("net-scheme-allowlist", net::scheme_allowlist(n));
         judge("net-oversized-reply", net::oversized_reply(n));
     }
     let g = &obs.git;
-    if !g.tools.is_empty() {
+    if obs.observed(Pack::Git) {
         judge("git-repo-scope", git::repo_scope(g));
         judge("git-arg-injection", git::arg_injection(g));
         judge("git-init-scope", git::init_scope(g));
@@ -114,7 +141,7 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
         judge("http-tls", http::tls(h));
     }
     let d = &obs.db;
-    if !d.tools.is_empty() {
+    if obs.observed(Pack::Db) {
         // A lock the harness had to break changed the ground under every db check.
         let mut caveated = |id: &'static str, mut finding: Finding| {
             for caveat in &d.caveats {
@@ -134,7 +161,7 @@ pub fn all(obs: &Observations) -> Vec<(&'static CheckDef, Finding)> {
         caveated("db-mutation-forms", db::mutation_forms(d));
     }
     let s = &obs.sqlite;
-    if !s.tools.is_empty() || !s.write_tools.is_empty() {
+    if obs.observed(Pack::Sqlite) {
         judge("sqlite-read-only", sqlite::read_only(s));
         judge("sqlite-mutation-forms", sqlite::mutation_forms(s));
         judge("sqlite-attach", sqlite::attach(s));

@@ -2,7 +2,7 @@
 //! server instance started as sm_admin, with the state reader before and after each.
 
 use super::call::call_answer;
-use crate::classify::{Classification, classify_declared};
+use crate::classify::{Class, Classification, classify_declared};
 use crate::config::{Problem, SqlShape};
 use crate::judge::Answer;
 use crate::judge::db::{
@@ -311,7 +311,7 @@ pub(super) fn sql_targets(
         return Ok(targets);
     }
     for (t, class) in tools.iter().zip(classes) {
-        if class.class != "sql" {
+        if class.class != Class::Sql {
             continue;
         }
         let Some(param) = class.param.clone() else { continue };

@@ -4,8 +4,8 @@
 //! listener's count. Git tools get theirs from the git pack's controls.
 
 use super::call::{SETTLE, call_answer, call_text, watched};
-use crate::classify::Classification;
 use crate::classify::has_word;
+use crate::classify::{Class, Classification};
 use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall, diff};
 use crate::session::Reply;
@@ -23,12 +23,12 @@ const WRITE_WORDS: [&str; 12] =
 /// Whether the effects pack calls this tool: it makes a promise the pack can check,
 /// or reads by its name and makes none.
 fn wanted(tool: &ToolInfo, class: &Classification) -> bool {
-    if !matches!(class.class.as_str(), "other" | "url") {
+    if !matches!(class.class, Class::Other | Class::Url) {
         return false;
     }
     let promises = tool.hint("readOnlyHint") == Some(true) || tool.hint("openWorldHint") == Some(false);
     let reads = tool.annotations.is_empty()
-        && class.class == "other"
+        && class.class == Class::Other
         && has_word(&tool.name, &READ_WORDS)
         && !has_word(&tool.name, &WRITE_WORDS);
     promises || reads
@@ -39,7 +39,7 @@ fn wanted(tool: &ToolInfo, class: &Classification) -> bool {
 fn harmless(tool: &ToolInfo, class: &Classification, control_url: &str) -> Option<Map<String, Value>> {
     let mut args = Map::new();
     for name in &tool.required {
-        let value = if class.class == "url" && class.param.as_deref() == Some(name) {
+        let value = if class.class == Class::Url && class.param.as_deref() == Some(name) {
             json!(control_url)
         } else {
             match tool.param_type(name).unwrap_or("any") {
@@ -135,7 +135,7 @@ pub async fn collect(
             call,
             writes: false,
             // A URL tool was pointed at the listener: its connection there is what it was asked.
-            aimed_at_listener: class.class == "url",
+            aimed_at_listener: class.class == Class::Url,
             read_only: tool.hint("readOnlyHint"),
             open_world: tool.hint("openWorldHint"),
             destructive: tool.hint("destructiveHint"),

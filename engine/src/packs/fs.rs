@@ -2,7 +2,7 @@
 //! link probes, a large read and benign calls, each between two sandbox snapshots.
 
 use super::call::{SETTLE, call_text, plain_answer, watched};
-use crate::classify::Classification;
+use crate::classify::{Class, Classification};
 use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall, FsObservations, SandboxPaths, expand_variant};
 use crate::registry::fs::{LINK_READS, LINK_WRITES, READ_VARIANTS, WRITE_VARIANTS};
@@ -143,7 +143,7 @@ pub async fn collect(
     let mut obs = FsObservations { large_limit, listener: listener.is_some(), ..Default::default() };
     let mut targets = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
-        if class.class != "path" {
+        if class.class != Class::Path {
             continue;
         }
         let Some(param) = class.param.clone() else { continue };

@@ -6,8 +6,8 @@
 mod writes;
 
 use super::call::{call_answer, watched};
-use crate::classify::Classification;
 use crate::classify::has_word;
+use crate::classify::{Class, Classification};
 use crate::judge::Answer;
 use crate::judge::fs::{BenignCall, FsCall};
 use crate::judge::git::{Control, GitObservations, InjectionProbe, RepoChange, ScopeProbe};
@@ -175,7 +175,7 @@ pub async fn collect(
     let mut targets = Vec::new();
     let mut writers = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
-        if class.class != "git" {
+        if class.class != Class::Git {
             continue;
         }
         obs.tools.push(tool.name.clone());

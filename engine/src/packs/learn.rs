@@ -3,7 +3,7 @@
 //! code still validates `path`). The handshake check reports the schema as it is; this
 //! lets the packs still aim the tools that their names and descriptions place.
 
-use crate::classify::Classification;
+use crate::classify::{Class, Classification};
 use crate::classify::{class_params, params_in_error, schema_is_empty};
 use crate::judge::Answer;
 use crate::session::runner::{Live, Runner};
@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 /// then takes them as required, its class the one its class aims, at low confidence.
 pub async fn params(runner: &mut Runner<'_>, live: &mut Live, tools: &mut [ToolInfo], classes: &mut [Classification]) {
     for (tool, class) in tools.iter_mut().zip(classes.iter_mut()) {
-        if class.class == "other" || !schema_is_empty(tool) {
+        if class.class == Class::Other || !schema_is_empty(tool) {
             continue;
         }
         let what = format!("learn on {}", tool.name);
@@ -42,7 +42,7 @@ pub async fn params(runner: &mut Runner<'_>, live: &mut Live, tools: &mut [ToolI
             ));
             continue;
         }
-        let wanted = class_params(&class.class);
+        let wanted = class_params(class.class);
         let param = class
             .param
             .clone()

@@ -2,8 +2,8 @@
 //! address, other schemes and an oversized reply, each tied to the listener's record.
 
 use super::call::call_text;
-use crate::classify::Classification;
 use crate::classify::url_flag;
+use crate::classify::{Class, Classification};
 use crate::judge::net::{BigProbe, NetObservations, NetProbe, expand};
 use crate::judge::refusal::Delivery;
 use crate::registry::net::{OVERSIZED_VARIANT, REDIRECT_VARIANT, SCHEME_VARIANTS, SSRF_VARIANTS};
@@ -145,8 +145,8 @@ pub async fn collect(
     let mut targets = Vec::new();
     for (tool, class) in tools.iter().zip(classes) {
         // A url tool, or a file tool whose flag switches its path argument to a URL.
-        let flag = (class.class == "path").then(|| url_flag(tool)).flatten();
-        if class.class != "url" && flag.is_none() {
+        let flag = (class.class == Class::Path).then(|| url_flag(tool)).flatten();
+        if class.class != Class::Url && flag.is_none() {
             continue;
         }
         let Some(param) = class.param.clone() else { continue };

@@ -39,7 +39,7 @@ pub fn validate(runner: &Runner<'_>, tools: &[ToolInfo], raw_tools: &[Value]) ->
         };
         let class = classify(tool);
         let class_kind =
-            [Class::Sql, Class::Command, Class::Url, Class::Path].into_iter().find(|c| c.id() == class.class);
+            Some(class.class).filter(|c| matches!(c, Class::Sql | Class::Command | Class::Url | Class::Path));
         if let (Some(kind), Some(param)) = (class_kind, &class.param)
             && let Some(value) = p.args.get(param).and_then(Value::as_str)
             && let Some(why) = target_refusal(kind, value, has_stub)

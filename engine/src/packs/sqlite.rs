@@ -2,8 +2,8 @@
 //! directly before and after every probe, restored from a pristine copy after writes.
 
 use super::db::Target;
-use crate::classify::Classification;
 use crate::classify::sql_writes;
+use crate::classify::{Class, Classification};
 use crate::config::SqlShape;
 use crate::judge::Answer;
 use crate::judge::db::{DbCall, RowCapCall, RunawayCall, row_cap_step, timeout_step};
@@ -96,7 +96,7 @@ pub async fn collect(
     }
     let discovered = if runner.config.sql_tools.is_empty() { tools } else { &[] };
     for (t, c) in discovered.iter().zip(classes) {
-        let Some(param) = c.param.clone().filter(|p| c.class == "sql" && t.required.iter().all(|r| r == p)) else {
+        let Some(param) = c.param.clone().filter(|p| c.class == Class::Sql && t.required.iter().all(|r| r == p)) else {
             continue;
         };
         let target = Target { tool: t.name.clone(), param, shape: SqlShape::String, extra: Map::new(), writer: None };

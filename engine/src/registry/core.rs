@@ -75,7 +75,7 @@ declare_check! {
             ProbeDoc::new("name-not-string", "per session: tools/call whose name is a number"),
             ProbeDoc::new("params-not-object", "per session: tools/call whose params is an array"),
             ProbeDoc::new("arguments-not-object", "per session: tools/call whose arguments is a string"),
-            ProbeDoc::new("not-json", "per session: a line that is not JSON (the crash of CVE-2025-53366)"),
+            ProbeDoc::noted("not-json", "per session: a line that is not JSON", "the crash of CVE-2025-53366"),
             ProbeDoc::new("liveness", "after each probe that got no answer, and at the end: ping, which must be answered"),
         ],
         settings: &[

@@ -201,7 +201,7 @@ pub const READ_VARIANTS: [ProbeDoc; 29] = [
     ProbeDoc::new("leading-double-slash", "/{canary}/secret.txt"),
     ProbeDoc::new("strip-once", "....//canary/secret.txt"),
     ProbeDoc::new("strip-once-dots", "..././canary/secret.txt"),
-    ProbeDoc::new("nul-byte", "ok.txt\\u0000/../../canary/secret.txt (a NUL character)"),
+    ProbeDoc::noted("nul-byte", "ok.txt{nul}/../../canary/secret.txt", "{nul} is a NUL character"),
 ];
 
 /// Writes aimed outside the root; judged by the observer, not the answer.
@@ -210,7 +210,7 @@ pub const WRITE_VARIANTS: [ProbeDoc; 5] = [
     ProbeDoc::new("write-absolute", "{canary}/new.txt"),
     ProbeDoc::new("write-sibling-prefix", "{sandbox}-sibling/new.txt"),
     ProbeDoc::new("write-encoded", "..%2fcanary%2fnew.txt"),
-    ProbeDoc::new("write-overwrite", "../canary/secret.txt (overwrite the canary)"),
+    ProbeDoc::noted("write-overwrite", "../canary/secret.txt", "overwrite the canary"),
 ];
 
 /// Reads through the links the harness put in the root (paths relative to it). A

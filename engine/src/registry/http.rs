@@ -167,8 +167,8 @@ pub const ORIGIN_PROBES: [ProbeDoc; 4] = [
         "initialize with the configured headers and no Origin (what a non-browser client sends): must be accepted",
     ),
     ProbeDoc::new("foreign", "initialize with Origin: http://sm-rebind.invalid"),
-    ProbeDoc::new("null", "initialize with Origin: null (a sandboxed page or a file)"),
-    ProbeDoc::new("lookalike", "initialize with Origin: http://127.0.0.1.sm-rebind.invalid (starts like loopback)"),
+    ProbeDoc::noted("null", "initialize with Origin: null", "what a sandboxed page or a file sends"),
+    ProbeDoc::noted("lookalike", "initialize with Origin: http://127.0.0.1.sm-rebind.invalid", "starts like loopback"),
 ];
 
 pub const AUTH_PROBES: [ProbeDoc; 2] = [
@@ -183,7 +183,7 @@ pub const VERSION_PROBES: [ProbeDoc; 2] = [
 
 pub const SESSION_PROBES: [ProbeDoc; 3] = [
     ProbeDoc::new("unknown", "tools/list with an Mcp-Session-Id the server never issued"),
-    ProbeDoc::new("delete", "DELETE with the session's id (405 means clients may not end sessions)"),
+    ProbeDoc::noted("delete", "DELETE with the session's id", "405 means clients may not end sessions"),
     ProbeDoc::new("ended", "tools/list with the id of the session just ended"),
 ];
 

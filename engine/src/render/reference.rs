@@ -15,12 +15,7 @@ pub fn list_checks() -> String {
         let cand = if c.candidate { " candidate" } else { "" };
         let _ = writeln!(out, "{:w$}  {:8}  {:<8}{cand:10}  {}", c.id, c.pack.id(), weight, c.label);
     }
-    let unbuilt: Vec<&str> = PACKS.iter().filter(|p| !p.built).map(|p| p.pack.id()).collect();
-    let _ = write!(out, "\n{} check(s), methodology {METHODOLOGY}.", CHECKS.len());
-    if !unbuilt.is_empty() {
-        let _ = write!(out, " Packs not built in sealmark {VERSION}: {}.", unbuilt.join(", "));
-    }
-    out.push('\n');
+    let _ = writeln!(out, "\n{} check(s), methodology {METHODOLOGY}.", CHECKS.len());
     out
 }
 
@@ -51,10 +46,9 @@ pub fn cwe_list(c: &CheckDef) -> String {
     c.references.cwe.iter().map(|n| format!("CWE-{n}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Whether this build runs the check: `shipped`, or designed and not built yet.
-pub fn status(c: &CheckDef) -> String {
-    if pack_doc(c.pack).built { "shipped".to_string() } else { format!("designed, not built in sealmark {VERSION}") }
-}
+/// The status line of a check's page: every check the registry declares runs in this
+/// build (what is designed and not built is on the roadmap, not in the registry).
+pub const STATUS: &str = "shipped";
 
 /// How points are awarded, in words, for a check's weight.
 pub fn scoring_sentence(c: &CheckDef) -> &'static str {
@@ -97,7 +91,7 @@ pub fn threshold_line(c: &CheckDef) -> Option<&'static str> {
 /// A check's page, as `sealmark explain <id>` prints it.
 pub fn explain(c: &CheckDef) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{}\n\n{}\n\n{}\n\n{}\n", c.id, c.label, status(c), preface(c));
+    let _ = writeln!(o, "{}\n\n{}\n\n{}\n\n{}\n", c.id, c.label, STATUS, preface(c));
     let _ = writeln!(o, "pack: {}", pack_line(c));
     let _ = writeln!(o, "weight: {}", c.weight_line());
     let _ = writeln!(o, "scope: {}", c.scope);
@@ -172,10 +166,9 @@ pub fn checks_markdown() -> String {
     let _ = writeln!(o, "Every check sealmark {VERSION} runs, with the same facts `sealmark explain <id>` prints.\n");
     for pack in PACKS {
         let checks: Vec<&CheckDef> = CHECKS.iter().copied().filter(|c| c.pack == pack.pack).collect();
-        let unbuilt = if pack.built { String::new() } else { " — not built yet".to_string() };
-        let _ = writeln!(o, "## Pack `{}`{unbuilt}\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
+        let _ = writeln!(o, "## Pack `{}`\n\n{}. Runs {}.\n", pack.pack.id(), pack.title, pack.applies);
         for c in checks {
-            let _ = writeln!(o, "### `{}` — {}\n\n*{}*\n\n{}\n", c.id, c.label, status(c), preface(c));
+            let _ = writeln!(o, "### `{}` — {}\n\n*{}*\n\n{}\n", c.id, c.label, STATUS, preface(c));
             let _ = writeln!(o, "| | |\n|---|---|");
             let _ = writeln!(o, "| pack | {} |", pack_line(c));
             let _ = writeln!(o, "| weight | {} |", c.weight_line());

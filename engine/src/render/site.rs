@@ -28,9 +28,6 @@ pub fn packs_page() -> String {
         };
         let _ = writeln!(o, "## {}\n\n{} ({kind}).\n", pack.id(), doc.title);
         let _ = writeln!(o, "- Runs: {}.", doc.applies);
-        if !doc.built {
-            let _ = writeln!(o, "- Not built in sealmark {}.", crate::VERSION);
-        }
         let checks: Vec<String> = CHECKS
             .iter()
             .filter(|c| c.pack == pack)

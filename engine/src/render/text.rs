@@ -144,7 +144,7 @@ fn classification(o: &mut String, r: &Record) {
         .iter()
         .map(|c| {
             let tags = if c.annotations.is_empty() { String::new() } else { format!("[{}]", c.annotations.join(", ")) };
-            [c.tool.clone(), c.class.clone(), c.confidence.clone(), tags, c.reason.clone()]
+            [c.tool.clone(), c.class.to_string(), c.confidence.clone(), tags, c.reason.clone()]
         })
         .collect();
     let width = |i: usize| rows.iter().map(|row| row[i].chars().count()).max().unwrap_or(0);
