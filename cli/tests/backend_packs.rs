@@ -337,3 +337,10 @@ fn a_failed_control_is_inconclusive_with_a_spelling_hint() {
     assert_eq!(verdict(&rec, "sql-guard-references"), Inconclusive);
     assert_eq!(rec["packs"]["scope"]["status"], "inconclusive");
 }
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> = EXPECTED.iter().map(|(m, v, _)| (*m, v.to_vec())).collect();
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Scope, Pack::SqlGuard, Pack::Upstream], &rows);
+}

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Scratch, sealmark, toy_server, verdict};
+use common::{Scratch, sealmark, toy, verdict};
 use sealmark_engine::model::Verdict;
 use std::process::Command;
 
@@ -18,7 +18,7 @@ fn stdout(out: &std::process::Output) -> String {
 #[test]
 fn quick_form_grades_without_a_config() {
     let scratch = Scratch::new();
-    let toy = toy_server();
+    let toy = toy("toy-server");
     let out = scratch.run(&["run", "--", toy.to_str().unwrap(), "{sandbox}"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -269,7 +269,7 @@ fn streamable_http_server_started_from_command() {
         &cfg,
         format!(
             "server:\n  command: {}\n  args: [\"--http\", \"127.0.0.1:{port}\", \"{{sandbox}}\"]\n  url: http://127.0.0.1:{port}/mcp\n  env:\n    TEST_TAG: \"{}\"\n",
-            toy_server().display(),
+            toy("toy-server").display(),
             scratch.tag
         ),
     )
@@ -348,7 +348,7 @@ fn a_database_placeholder_starts_seeds_and_removes_an_embedded_postgres() {
 #[test]
 fn sigterm_during_a_db_run_leaves_no_process_no_postgres_and_no_temp_directory() {
     let scratch = Scratch::watching_starts();
-    let cfg = scratch.config_for(&common::toy_sql(), &["--mode", "no-timeout"], "");
+    let cfg = scratch.config_for(&common::toy("toy-sql"), &["--mode", "no-timeout"], "");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
@@ -425,7 +425,7 @@ fn an_upstream_stub_runs_when_declared_and_an_unused_one_is_refused() {
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("upstream.kind: the stub would be unused"), "{}", stderr(&out));
-    let out = scratch.run(&["run", "--upstream", "--", toy_server().to_str().unwrap(), "{sandbox}"]);
+    let out = scratch.run(&["run", "--upstream", "--", toy("toy-server").to_str().unwrap(), "{sandbox}"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--upstream: the stub would be unused"));
 
@@ -800,7 +800,7 @@ fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
         "{}",
         stderr(&out)
     );
-    let out = scratch.run(&["run", "--", toy_server().to_str().unwrap(), "{sandbx}"]);
+    let out = scratch.run(&["run", "--", toy("toy-server").to_str().unwrap(), "{sandbx}"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown placeholder {sandbx}"), "{}", stderr(&out));
 
@@ -817,7 +817,8 @@ fn placeholders_duplicate_keys_unreachable_pg_and_repeated_checks_exit_2() {
     // A port nothing listens on.
     let port = common::free_port();
     let cfg = scratch.path().join("sql.yaml");
-    let text = format!("server:\n  command: {}\n  env:\n    DATABASE_URL: \"{{dsn}}\"\n", common::toy_sql().display());
+    let text =
+        format!("server:\n  command: {}\n  env:\n    DATABASE_URL: \"{{dsn}}\"\n", common::toy("toy-sql").display());
     std::fs::write(&cfg, text).unwrap();
     let pg = format!("postgres://postgres@127.0.0.1:{port}/postgres");
     let out = scratch.run(&["run", "--config", cfg.to_str().unwrap(), "--pg", &pg]);

@@ -154,3 +154,10 @@ fn grades_follow_the_formula() {
     assert_eq!((g["raw"].as_str(), g["letter"].as_str(), g["capped"].as_bool()), (Some("B"), Some("D"), Some(true)));
     assert_eq!(g["criticalFails"], serde_json::json!(["secret-echo"]));
 }
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> = common::sparse_rows(&CORE, EXPECTED);
+    common::assert_table_covers_registry(&CORE, &[Pack::Core], &rows);
+}

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Scratch, sealmark, toy_fetch, toy_server, verdict};
+use common::{Scratch, sealmark, toy, verdict};
 use sealmark_engine::model::Verdict::{Fail, Na, Pass};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ const DELETE_CHECK: &str = r#"probes:
 "#;
 
 fn toy_config(scratch: &Scratch, args: &[&str], extra: &str) -> PathBuf {
-    scratch.config_for(&toy_server(), args, extra)
+    scratch.config_for(&toy("toy-server"), args, extra)
 }
 
 fn text_run(scratch: &Scratch, args: &[&str]) -> (String, String, i32) {
@@ -167,7 +167,7 @@ fn valid_calls_warn_and_keep_the_run_standard() {
   - { id: fetch-listener, tool: fetch, args: { url: "{listener}/t/{token}" }, expect: { listener: hit, duration_ms: { max: 5000 } } }
   - { id: wrong-guess, tool: fetch, args: { url: "{listener}/t/{token}" }, expect: { text: { matches: "no such text" } } }
 "#;
-    let cfg = scratch.config_for(&toy_fetch(), &["--allow", "{listener}"], &format!("packs: [core]\n{probes}"));
+    let cfg = scratch.config_for(&toy("toy-fetch"), &["--allow", "{listener}"], &format!("packs: [core]\n{probes}"));
     let (text, err, code) = text_run(&scratch, &["run", "--config", cfg.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}{err}");
     assert!(text.contains("· STANDARD ·"), "{text}");
@@ -314,13 +314,16 @@ classify:
     ] {
         assert!(err.contains(w), "missing {w:?} in:\n{err}");
     }
-    let url =
-        scratch.config_for(&toy_fetch(), &[], "probes:\n  - { tool: fetch, args: { url: \"http://127.0.0.1:9/\" } }\n");
+    let url = scratch.config_for(
+        &toy("toy-fetch"),
+        &[],
+        "probes:\n  - { tool: fetch, args: { url: \"http://127.0.0.1:9/\" } }\n",
+    );
     let (_, err, code) = text_run(&scratch, &["run", "--config", url.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("a URL tool must be given a URL that starts with {listener}"), "{err}");
     let sql = scratch.config_for(
-        &common::toy_sqlite(),
+        &common::toy("toy-sqlite"),
         &["{sqlite}"],
         "packs: [core]\nprobes:\n  - { tool: query, args: { sql: \"SELECT 1\" } }\n",
     );
@@ -366,7 +369,7 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn init_writes_a_starter_and_never_overwrites() {
     let scratch = Scratch::new();
-    let toy = toy_server();
+    let toy = toy("toy-server");
     let out = run_in(scratch.path(), &["init", "--", toy.to_str().unwrap(), "{sandbox}"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(scratch.path().join("sealmark.yaml")).unwrap();
@@ -419,7 +422,7 @@ fn doctor_says_what_each_pack_would_do() {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
     }
     let (out, _, code) =
-        text_run(&scratch, &["doctor", "--", toy_server().to_str().unwrap(), "--mode", "die-at-start"]);
+        text_run(&scratch, &["doctor", "--", toy("toy-server").to_str().unwrap(), "--mode", "die-at-start"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("server: not reached"), "{out}");
     assert!(scratch.survivors().is_empty() && scratch.sandbox_removed());
@@ -460,7 +463,7 @@ fn run_warns_about_paths_outside_the_sandbox() {
 #[test]
 fn the_program_s_own_path_is_not_a_path_outside_the_sandbox() {
     let scratch = Scratch::new();
-    let toy = toy_server();
+    let toy = toy("toy-server");
     let args = ["PATH=/usr/local/bin:/usr/bin:/bin", "DATA_DIR=/srv/data", toy.to_str().unwrap(), "{sandbox}"];
     let cfg = scratch.config_for(Path::new("env"), &args, "");
     let (out, err, code) = text_run(&scratch, &["run", "--pack", "core", "--config", cfg.to_str().unwrap()]);

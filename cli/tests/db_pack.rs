@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Scratch, toy_sql, verdict};
+use common::{Scratch, toy, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Inconclusive as Incl, Part, Pass};
 
 const CHECKS: [&str; 10] = [
@@ -54,7 +54,7 @@ fn check(mode: &str) -> (serde_json::Value, String) {
     // A short probe timeout and time limit keep the runaway-query probe quick (the run is
     // CUSTOM); `a_statement_limit_longer_than_the_probe_timeout_passes` runs the standard.
     let cfg = scratch.config_for(
-        &toy_sql(),
+        &toy("toy-sql"),
         &["--mode", mode],
         "timeout_probe_sec: 5\nchecks:\n  db-timeout: { limit_sec: 3 }\n",
     );
@@ -87,7 +87,7 @@ fn check(mode: &str) -> (serde_json::Value, String) {
 fn sql_tools_replaces_discovery_and_a_lone_writer_is_judged() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
-        &toy_sql(),
+        &toy("toy-sql"),
         &["--mode", "good"],
         "timeout_probe_sec: 5\nsql_tools: [{ tool: query, arg: sql, role: writer }]\n",
     );
@@ -115,7 +115,7 @@ fn sql_tools_replaces_discovery_and_a_lone_writer_is_judged() {
 fn a_tool_that_takes_a_list_of_statements_is_probed_with_lists() {
     let scratch = Scratch::new();
     let run = |mode: &str, sql_tools: &str| {
-        let cfg = scratch.config_for(&toy_sql(), &["--mode", mode], &format!("timeout_probe_sec: 5\n{sql_tools}"));
+        let cfg = scratch.config_for(&toy("toy-sql"), &["--mode", mode], &format!("timeout_probe_sec: 5\n{sql_tools}"));
         let text = std::fs::read_to_string(&cfg)
             .unwrap()
             .replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
@@ -238,7 +238,7 @@ fn a_failed_control_is_inconclusive_never_pass() {
 fn sql_tools_replaces_discovery_and_a_wrong_entry_is_a_config_error() {
     let scratch = Scratch::new();
     let extra = "sql_tools:\n  - tool: querry\n    arg: sql\n  - tool: query\n    arg: statement\n";
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", "good"], extra);
+    let cfg = scratch.config_for(&toy("toy-sql"), &["--mode", "good"], extra);
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, &text).unwrap();
@@ -271,7 +271,7 @@ fn pg_seeds_a_postgres_the_user_controls() {
     // The "user's" Postgres: a cluster this test starts itself.
     let mut theirs = sealmark_engine::targets::postgres::EmbeddedPg::start().expect("a cluster");
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", "good"], "");
+    let cfg = scratch.config_for(&toy("toy-sql"), &["--mode", "good"], "");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
@@ -389,7 +389,7 @@ fn a_tool_that_only_explains_is_set_aside_once() {
 /// needed to list them).
 fn tools_listed_with(mode: &str, dsn: &str) -> Vec<serde_json::Value> {
     use std::io::{BufRead, Write};
-    let mut child = std::process::Command::new(toy_sql())
+    let mut child = std::process::Command::new(toy("toy-sql"))
         .args(["--mode", mode])
         .env("DATABASE_URL", dsn)
         .stdin(std::process::Stdio::piped())
@@ -461,7 +461,7 @@ fn an_instance_that_lists_its_tool_in_other_words_keeps_it() {
 #[test]
 fn a_statement_limit_longer_than_the_probe_timeout_passes() {
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sql(), &["--mode", "limit30s"], "");
+    let cfg = scratch.config_for(&toy("toy-sql"), &["--mode", "limit30s"], "");
     let text =
         std::fs::read_to_string(&cfg).unwrap().replace("    TEST_TAG:", "    DATABASE_URL: \"{dsn}\"\n    TEST_TAG:");
     std::fs::write(&cfg, text).unwrap();
@@ -473,4 +473,11 @@ fn a_statement_limit_longer_than_the_probe_timeout_passes() {
     assert!(t["summary"].as_str().unwrap().starts_with("query: sleep: stopped after 30 s: "), "{t}");
     assert_eq!(verdict(&rec, "db-read-only"), Pass);
     assert!(scratch.survivors().is_empty());
+}
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> = EXPECTED.iter().map(|(m, v)| (*m, v.to_vec())).collect();
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Db], &rows);
 }

@@ -328,3 +328,10 @@ fn a_slow_closed_world_tool_that_connects_out_fails_effects_closed_world() {
     let line = long_operation_line(&rec, "effects-closed-world");
     assert!(line.contains("accepted 1 connection(s) during the call that no earlier probe explains"), "{line}");
 }
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> = common::sparse_rows(&CHECKS, EXPECTED);
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Fs, Pack::Effects], &rows);
+}

@@ -5,9 +5,12 @@
 
 mod common;
 
-use common::{Scratch, record_of, toy_git, verdict};
+use common::{Scratch, record_of, toy, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Pass};
 use serde_json::Value;
+
+/// The checks of git-pack runs without the tools that write.
+const READ_CHECKS: [&str; 2] = ["git-repo-scope", "git-arg-injection"];
 
 /// Mode → (git-repo-scope, git-arg-injection).
 const EXPECTED: &[(&str, [Verdict; 2])] = &[
@@ -21,9 +24,9 @@ const EXPECTED: &[(&str, [Verdict; 2])] = &[
 fn check(mode: &str) -> Value {
     let want = EXPECTED.iter().find(|(m, _)| *m == mode).expect("mode in table").1;
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_git(), &["--repository", "{repo}", "--mode", mode], "packs: [core, git]\n");
+    let cfg = scratch.config_for(&toy("toy-git"), &["--repository", "{repo}", "--mode", mode], "packs: [core, git]\n");
     let (rec, _) = record_of(&scratch, &cfg);
-    for (id, want) in ["git-repo-scope", "git-arg-injection"].into_iter().zip(want) {
+    for (id, want) in READ_CHECKS.into_iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
         assert_eq!(verdict(&rec, id), want, "mode {mode}, {id}: {}", c["summary"]);
     }
@@ -91,8 +94,11 @@ fn a_read_only_tool_that_writes_a_tag_is_reported() {
 #[test]
 fn without_repo_the_git_pack_says_what_it_needs() {
     let scratch = Scratch::new();
-    let cfg =
-        scratch.config_for(&toy_git(), &["--repository", "/nonexistent", "--mode", "safe"], "packs: [core, git]\n");
+    let cfg = scratch.config_for(
+        &toy("toy-git"),
+        &["--repository", "/nonexistent", "--mode", "safe"],
+        "packs: [core, git]\n",
+    );
     let (rec, _) = record_of(&scratch, &cfg);
     assert_eq!(rec["packs"]["git"]["status"], "na", "{}", rec["packs"]["git"]);
     let gaps = rec["notCovered"].to_string();
@@ -106,7 +112,7 @@ fn the_effects_pack_judges_the_git_tools() {
     for (mode, want) in [("safe", Pass), ("status-writes", Fail)] {
         let scratch = Scratch::new();
         let cfg = scratch.config_for(
-            &toy_git(),
+            &toy("toy-git"),
             &["--repository", "{repo}", "--mode", mode],
             "packs: [core, git, effects]\n",
         );
@@ -126,7 +132,7 @@ fn the_effects_pack_judges_the_git_tools() {
 fn a_git_tool_whose_repository_parameter_is_path_is_a_git_tool() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
-        &toy_git(),
+        &toy("toy-git"),
         &["--repository", "{repo}", "--mode", "no-repo-check", "--repo-param", "path"],
         "packs: [core, git]\n",
     );
@@ -154,7 +160,7 @@ const WRITE_CHECKS: [&str; 3] = ["git-init-scope", "git-add-scope", "git-ref-opt
 fn writes_run(mode: &str, active: bool) -> (Value, String) {
     let scratch = Scratch::new();
     let args = ["--repository", "{repo}", "--mode", mode, "--write-tools"];
-    let cfg = scratch.config_for(&toy_git(), &args, "packs: [core, git]\n");
+    let cfg = scratch.config_for(&toy("toy-git"), &args, "packs: [core, git]\n");
     let mut run = vec!["run", "--format", "json", "--config", cfg.to_str().unwrap()];
     if active {
         run.push("--active");
@@ -285,4 +291,14 @@ fn without_active_the_tools_that_write_are_named_and_left_alone() {
 
 fn by_mode_of<'r>(modes: &[&str], runs: &'r [(Value, String)], mode: &str) -> &'r Value {
     &runs[modes.iter().position(|m| *m == mode).expect("mode in table")].0
+}
+
+#[test]
+fn the_tables_are_the_registrys_and_fail_every_check() {
+    use sealmark_engine::model::Pack;
+    let checks: Vec<&str> = READ_CHECKS.into_iter().chain(WRITE_CHECKS).collect();
+    // A run without the tools that write judges only the read checks, and the other way round.
+    let reads = EXPECTED.iter().map(|(m, v)| (*m, [v.as_slice(), &[Pass; 3]].concat()));
+    let writes = WRITES_EXPECTED.iter().map(|(m, v, _)| (*m, [&[Pass; 2], v.as_slice()].concat()));
+    common::assert_table_covers_registry(&checks, &[Pack::Git], &reads.chain(writes).collect::<Vec<_>>());
 }

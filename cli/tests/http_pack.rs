@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Scratch, free_port, record_of, toy_http, verdict};
+use common::{Scratch, free_port, record_of, toy, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Na, Pass};
 use serde_json::Value;
 use std::net::TcpListener;
@@ -44,7 +44,7 @@ fn config_at(scratch: &Scratch, mode: &str, base: &str, extra: &[String], with_c
     let extra: String = extra.iter().map(|a| format!(", \"{a}\"")).collect();
     let text = format!(
         "server:\n  command: {}\n  args: [\"--port\", \"{port}\", \"--mode\", \"{mode}\"{extra}]\n  env: {{ TOY_TOKEN: toy-secret-1, TEST_TAG: \"{}\" }}\n  url: {base}:{port}/mcp\n{headers}packs: [core, http]\ntimeout_probe_sec: 3\n",
-        toy_http().display(),
+        toy("toy-http").display(),
         scratch.tag
     );
     let path = scratch.path().join("sealmark.yaml");
@@ -134,7 +134,7 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
     assert_eq!(verdict(&rec, "http-origin"), Pass);
 
     // A stdio server: the pack says what it needs.
-    let cfg = scratch.config_for(&common::toy_server(), &["{sandbox}"], "packs: [core, http]\n");
+    let cfg = scratch.config_for(&common::toy("toy-server"), &["{sandbox}"], "packs: [core, http]\n");
     let (rec, _) = record_of(&scratch, &cfg);
     assert_eq!(rec["packs"]["http"]["reason"], "a stdio server: the http pack needs server.url");
 }
@@ -142,7 +142,7 @@ fn without_a_credential_or_a_command_those_checks_do_not_apply() {
 /// toy-http in its safe mode on `port`, started by the test (not by sealmark), once it
 /// listens; its credential is TOY_TOKEN=toy-secret-1, and `env` adds to its environment.
 fn listening(port: u16, env: &[(&str, &str)]) -> std::process::Child {
-    let mut toy = std::process::Command::new(toy_http())
+    let mut toy = std::process::Command::new(toy("toy-http"))
         .args(["--port", &port.to_string()])
         .env("TOY_TOKEN", "toy-secret-1")
         .envs(env.iter().copied())
@@ -235,6 +235,9 @@ fn own_address() -> std::net::IpAddr {
     ip
 }
 
+/// The bind-all mode served beyond loopback: scheme → http-tls verdict.
+const TLS_EXPECTED: [(&str, Verdict); 2] = [("http", Fail), ("https", Pass)];
+
 /// Plain http to a non-loopback address fails http-tls; https there passes, with the
 /// certificate's standing said (the toy's is self-signed).
 #[test]
@@ -253,12 +256,27 @@ fn a_url_beyond_loopback_must_use_tls() {
         assert!(scratch.survivors().is_empty(), "{scheme}: left processes");
         rec
     };
+    let [(_, plain_want), (_, tls_want)] = TLS_EXPECTED;
     let plain = run("http");
-    assert_eq!(verdict(&plain, "http-tls"), Fail, "{}", plain["checks"]);
+    assert_eq!(verdict(&plain, "http-tls"), plain_want, "{}", plain["checks"]);
     assert_eq!(evidence(&plain, "http-tls")[0]["code"], "plain-http-beyond-loopback");
     assert_eq!(verdict(&plain, "http-origin"), Pass, "the other defences still hold");
     let tls = run("https");
-    assert_eq!(verdict(&tls, "http-tls"), Pass, "{}", tls["checks"]);
+    assert_eq!(verdict(&tls, "http-tls"), tls_want, "{}", tls["checks"]);
     let outcome = evidence(&tls, "http-tls")[0]["outcome"].as_str().unwrap().to_string();
     assert!(outcome.contains("not trusted by this machine's roots"), "{outcome}");
+}
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let mut rows: Vec<(&str, Vec<Verdict>)> = EXPECTED.iter().map(|(m, v)| (*m, v.to_vec())).collect();
+    // http-tls beyond loopback, in its own test: only its column is judged there.
+    let tls = CHECKS.iter().position(|c| *c == "http-tls").unwrap();
+    for (scheme, want) in TLS_EXPECTED {
+        let mut row = vec![Pass; CHECKS.len()];
+        row[tls] = want;
+        rows.push((scheme, row));
+    }
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Http], &rows);
 }

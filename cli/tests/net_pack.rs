@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Scratch, record_of, toy_fetch, verdict};
+use common::{Scratch, record_of, toy, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Inconclusive, Pass};
 
 const CHECKS: [&str; 3] = ["net-loopback-ssrf", "net-scheme-allowlist", "net-oversized-reply"];
@@ -42,9 +42,9 @@ const CONTROL: &str = "net:\n  control_url: \"{listener}/control\"\n";
 fn run(mode: &str, control: bool) -> serde_json::Value {
     let scratch = Scratch::new();
     let cfg = if control {
-        scratch.config_for(&toy_fetch(), &["--mode", mode, "--allow", "{listener}/control"], CONTROL)
+        scratch.config_for(&toy("toy-fetch"), &["--mode", mode, "--allow", "{listener}/control"], CONTROL)
     } else {
-        scratch.config_for(&toy_fetch(), &["--mode", mode], "")
+        scratch.config_for(&toy("toy-fetch"), &["--mode", mode], "")
     };
     let (rec, _) = record_of(&scratch, &cfg);
     assert!(scratch.survivors().is_empty(), "mode {mode} left processes");
@@ -209,7 +209,7 @@ fn a_spelling_the_machine_cannot_resolve_is_not_judged_by_its_failure() {
 #[test]
 fn a_loopback_control_refused_as_loopback_is_no_failed_control() {
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_fetch(), &["--mode", "good"], CONTROL);
+    let cfg = scratch.config_for(&toy("toy-fetch"), &["--mode", "good"], CONTROL);
     let (rec, _) = record_of(&scratch, &cfg);
     let ssrf = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "net-loopback-ssrf").unwrap().clone();
     assert_eq!(verdict(&rec, "net-loopback-ssrf"), Pass, "{}", ssrf["summary"]);
@@ -221,7 +221,7 @@ fn a_loopback_control_refused_as_loopback_is_no_failed_control() {
 fn a_read_only_fetch_tool_is_judged_by_the_effects_pack() {
     for (mode, want) in [("good", Pass), ("caches-in-home", Fail)] {
         let scratch = Scratch::new();
-        let cfg = scratch.config_for(&toy_fetch(), &["--mode", mode], "");
+        let cfg = scratch.config_for(&toy("toy-fetch"), &["--mode", mode], "");
         let (rec, _) = record_of(&scratch, &cfg);
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "effects-read-only").unwrap().clone();
         assert_eq!(verdict(&rec, "effects-read-only"), want, "{mode}: {}", c["summary"]);
@@ -234,9 +234,17 @@ fn a_read_only_fetch_tool_is_judged_by_the_effects_pack() {
 #[test]
 fn net_reports_are_byte_identical() {
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_fetch(), &["--mode", "unguarded", "--allow", "{listener}/control"], CONTROL);
+    let cfg = scratch.config_for(&toy("toy-fetch"), &["--mode", "unguarded", "--allow", "{listener}/control"], CONTROL);
     let a = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
     let b = scratch.run(&["run", "--config", cfg.to_str().unwrap()]);
     assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout));
     assert!(String::from_utf8_lossy(&a.stdout).contains("listener 127.0.0.1:{listener_port}"));
+}
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> =
+        WITH_CONTROL.iter().chain(WITHOUT_CONTROL).map(|(m, v)| (*m, v.to_vec())).collect();
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Net], &rows);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Scratch, toy_fetch, toy_server, toy_sqlite};
+use common::{Scratch, toy};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -13,9 +13,9 @@ use std::process::Output;
 fn three(scratch: &Scratch, fetch_mode: &str) -> PathBuf {
     let text = format!(
         "servers:\n  files:\n    command: {}\n    args: [\"{{sandbox}}\"]\n  fetch:\n    command: {}\n    args: [\"--mode\", \"{fetch_mode}\"]\n  sqlite:\n    command: {}\n    args: [\"--mode\", \"good\", \"{{sqlite}}\"]\n",
-        toy_server().display(),
-        toy_fetch().display(),
-        toy_sqlite().display(),
+        toy("toy-server").display(),
+        toy("toy-fetch").display(),
+        toy("toy-sqlite").display(),
     );
     let path = scratch.path().join("three.yaml");
     std::fs::write(&path, text).unwrap();
@@ -253,7 +253,7 @@ fn a_servers_config_is_validated_with_lines_and_keys() {
 #[test]
 fn a_signal_is_passed_on_to_every_run_which_cleans_up() {
     let scratch = Scratch::watching_starts();
-    let server = toy_server();
+    let server = toy("toy-server");
     let entry = |name: &str| {
         format!(
             "  {name}:\n    command: {}\n    args: [\"--mode\", \"hang-init\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n      TOY_STARTED_ADDR: \"{}\"\n",
@@ -286,7 +286,7 @@ fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_san
         &cfg,
         format!(
             "servers:\n  stubborn:\n    command: {}\n    args: [\"--mode\", \"ignore-sigterm\", \"{{sandbox}}\"]\n    env:\n      TEST_TAG: \"{}\"\n      TOY_STARTED_ADDR: \"{}\"\n",
-            toy_server().display(),
+            toy("toy-server").display(),
             scratch.tag,
             scratch.starts_addr()
         ),
@@ -334,7 +334,7 @@ fn what_a_run_killed_past_its_wind_down_left_running_is_killed_named_and_its_san
 
 /// sealmark run --from / init --from with the sample client files, the toy servers on PATH.
 fn from_fixture(scratch: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let bins = toy_server().parent().unwrap().to_path_buf();
+    let bins = toy("toy-server").parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bins.display(), std::env::var("PATH").unwrap_or_default());
     let mut cmd = std::process::Command::new(common::sealmark());
     cmd.args(args)

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Scratch, record_of, toy_sqlite, verdict};
+use common::{Scratch, record_of, toy, verdict};
 use sealmark_engine::model::Verdict::{self, Fail, Pass};
 
 const CHECKS: [&str; 6] = [
@@ -40,7 +40,7 @@ fn check_with(mode: &str, flags: &[&str]) -> serde_json::Value {
     let mut args = vec!["--mode", mode];
     args.extend(flags);
     args.push("{sqlite}");
-    let cfg = scratch.config_for(&toy_sqlite(), &args, "timeout_probe_sec: 6\n");
+    let cfg = scratch.config_for(&toy("toy-sqlite"), &args, "timeout_probe_sec: 6\n");
     let (rec, _) = record_of(&scratch, &cfg);
     for (id, want) in CHECKS.iter().zip(want) {
         let c = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
@@ -60,7 +60,7 @@ fn check_with(mode: &str, flags: &[&str]) -> serde_json::Value {
 fn sql_tools_decides_the_sqlite_targets() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
-        &toy_sqlite(),
+        &toy("toy-sqlite"),
         &["--mode", "good", "{sqlite}"],
         "timeout_probe_sec: 6\nsql_tools: [{ tool: query, arg: sql, role: writer }]\n",
     );
@@ -70,7 +70,7 @@ fn sql_tools_decides_the_sqlite_targets() {
     assert_eq!(rec["observations"]["sqlite"]["tools"], serde_json::json!([]), "the writer is not a read target");
     assert_eq!(rec["observations"]["sqlite"]["writeTools"], serde_json::json!(["query"]));
     // An entry the server does not have is a config error, found right after tools/list.
-    let typo = scratch.config_for(&toy_sqlite(), &["{sqlite}"], "sql_tools: [{ tool: qurey, arg: sql }]\n");
+    let typo = scratch.config_for(&toy("toy-sqlite"), &["{sqlite}"], "sql_tools: [{ tool: qurey, arg: sql }]\n");
     let out = scratch.run(&["run", "--config", typo.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -121,7 +121,7 @@ fn an_unbounded_query_fails() {
 #[test]
 fn without_the_placeholder_the_pack_says_why_it_did_not_run() {
     let scratch = Scratch::new();
-    let cfg = scratch.config_for(&toy_sqlite(), &["/nonexistent.sqlite"], "");
+    let cfg = scratch.config_for(&toy("toy-sqlite"), &["/nonexistent.sqlite"], "");
     let (rec, _) = record_of(&scratch, &cfg);
     assert_eq!(
         rec["packs"]["sqlite"]["reason"],
@@ -174,7 +174,7 @@ fn a_write_tool_is_judged_by_attach_only() {
 fn a_write_tool_that_attaches_anywhere_fails_attach() {
     let scratch = Scratch::new();
     let cfg = scratch.config_for(
-        &toy_sqlite(),
+        &toy("toy-sqlite"),
         &["--mode", "attach-allowed", "--write-tool", "{sqlite}"],
         "timeout_probe_sec: 6\nclassify:\n  query: { class: other }\n",
     );
@@ -182,4 +182,11 @@ fn a_write_tool_that_attaches_anywhere_fails_attach() {
     let attach = rec["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sqlite-attach").unwrap().clone();
     assert_eq!(verdict(&rec, "sqlite-attach"), Fail, "{}", attach["summary"]);
     assert_eq!(attach["evidence"][0]["tool"], "write_query", "{}", attach["evidence"][0]);
+}
+
+#[test]
+fn the_table_is_the_registrys_and_fails_every_check() {
+    use sealmark_engine::model::Pack;
+    let rows: Vec<(&str, Vec<Verdict>)> = EXPECTED.iter().map(|(m, v)| (*m, v.to_vec())).collect();
+    common::assert_table_covers_registry(&CHECKS, &[Pack::Sqlite], &rows);
 }

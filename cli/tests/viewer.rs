@@ -9,7 +9,7 @@ mod browser;
 mod common;
 
 use browser::Browser;
-use common::{Scratch, sealmark, toy_fetch, toy_git, toy_http, toy_server, toy_sql, toy_sqlite};
+use common::{Scratch, sealmark, toy};
 use sealmark_engine::registry::CHECKS;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -123,11 +123,15 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
             .unwrap();
     let port = common::free_port();
     let configs: Vec<(&str, PathBuf)> = vec![
-        ("toy-server", scratch.config_named("toy-server", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "")),
-        ("toy-fetch", scratch.config_named("toy-fetch", &toy_fetch(), &["--mode", "good"], "")),
-        ("toy-sqlite", scratch.config_named("toy-sqlite", &toy_sqlite(), &["--mode", "good", "{sqlite}"], "")),
+        (
+            "toy-server",
+            scratch.config_named("toy-server", &toy("toy-server"), &["--mode", "env-echo", "{sandbox}"], ""),
+        ),
+        ("toy-fetch", scratch.config_named("toy-fetch", &toy("toy-fetch"), &["--mode", "good"], "")),
+        ("toy-sqlite", scratch.config_named("toy-sqlite", &toy("toy-sqlite"), &["--mode", "good", "{sqlite}"], "")),
         ("toy-sql", {
-            let cfg = scratch.config_named("toy-sql", &toy_sql(), &["--mode", "no-row-cap"], "timeout_probe_sec: 5\n");
+            let cfg =
+                scratch.config_named("toy-sql", &toy("toy-sql"), &["--mode", "no-row-cap"], "timeout_probe_sec: 5\n");
             add_env(&cfg, "DATABASE_URL: \"{dsn}\"")
         }),
         ("toy-data", {
@@ -137,11 +141,12 @@ fn published_reports_of_every_toy_server_open_anywhere_with_the_clis_grades() {
         }),
         (
             "toy-git",
-            scratch.config_named("toy-git", &toy_git(), &["--repository", "{repo}", "--mode", "prefix-check"], ""),
+            scratch.config_named("toy-git", &toy("toy-git"), &["--repository", "{repo}", "--mode", "prefix-check"], ""),
         ),
         ("toy-http", {
             let port = common::free_port().to_string();
-            let cfg = scratch.config_named("toy-http", &toy_http(), &["--port", &port, "--mode", "cors-reflect"], "");
+            let cfg =
+                scratch.config_named("toy-http", &toy("toy-http"), &["--port", &port, "--mode", "cors-reflect"], "");
             let text = std::fs::read_to_string(&cfg).unwrap().replace(
                 "  env:\n",
                 &format!("  url: http://127.0.0.1:{port}/mcp\n  headers: {{ Authorization: \"Bearer t1\" }}\n  env:\n    TOY_TOKEN: t1\n"),
@@ -216,8 +221,8 @@ fn add_env(cfg: &Path, line: &str) -> PathBuf {
 
 /// A good and a capped record, published, with JSON copies to open other ways.
 fn two_records(scratch: &Scratch) -> (PathBuf, PathBuf) {
-    let good = scratch.config_named("good", &toy_server(), &["--mode", "good", "{sandbox}"], "");
-    let capped = scratch.config_named("capped", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "");
+    let good = scratch.config_named("good", &toy("toy-server"), &["--mode", "good", "{sandbox}"], "");
+    let capped = scratch.config_named("capped", &toy("toy-server"), &["--mode", "env-echo", "{sandbox}"], "");
     let (g, c) = (scratch.path().join("good"), scratch.path().join("capped"));
     std::thread::scope(|s| {
         s.spawn(|| publish(scratch, &good, &g));
@@ -492,7 +497,7 @@ fn html_needs_a_folder() {
 fn a_run_of_several_opens_as_a_table_of_servers_with_each_report_a_click_away() {
     let scratch = Scratch::new();
     let cfg = scratch.path().join("several.yaml");
-    let server = toy_server();
+    let server = toy("toy-server");
     std::fs::write(
         &cfg,
         format!(
@@ -572,7 +577,7 @@ fn the_main_command_prints_the_report_and_writes_one_that_opens() {
 
 /// The capped toy server's record (core: three passes and a critical fail), published.
 fn capped_folder(scratch: &Scratch) -> PathBuf {
-    let cfg = scratch.config_named("capped", &toy_server(), &["--mode", "env-echo", "{sandbox}"], "");
+    let cfg = scratch.config_named("capped", &toy("toy-server"), &["--mode", "env-echo", "{sandbox}"], "");
     let dir = scratch.path().join("capped");
     publish(scratch, &cfg, &dir);
     dir

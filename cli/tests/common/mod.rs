@@ -11,49 +11,15 @@ pub fn sealmark() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sealmark"))
 }
 
-/// The toy server, built next to sealmark by `cargo build --workspace`.
-pub fn toy_server() -> PathBuf {
-    let path = sealmark().with_file_name("toy-server");
+/// A toy server of `fixtures/` (`toy-server`, `toy-fetch`, `toy-sql`, `toy-http`,
+/// `toy-git`, `toy-sqlite`, `toy-data`), built beside sealmark by `cargo build --workspace`.
+pub fn toy(bin: &str) -> PathBuf {
+    let path = sealmark().with_file_name(bin);
     assert!(
         path.exists(),
         "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)",
         path.display()
     );
-    path
-}
-
-/// The toy fetch server, built beside sealmark.
-pub fn toy_fetch() -> PathBuf {
-    let path = sealmark().with_file_name("toy-fetch");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
-    path
-}
-
-/// The toy SQL server, built beside sealmark.
-pub fn toy_sql() -> PathBuf {
-    let path = sealmark().with_file_name("toy-sql");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
-    path
-}
-
-/// The toy streamable-HTTP server, built beside sealmark.
-pub fn toy_http() -> PathBuf {
-    let path = sealmark().with_file_name("toy-http");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
-    path
-}
-
-/// The toy git server, built beside sealmark.
-pub fn toy_git() -> PathBuf {
-    let path = sealmark().with_file_name("toy-git");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
-    path
-}
-
-/// The toy SQLite server, built beside sealmark.
-pub fn toy_sqlite() -> PathBuf {
-    let path = sealmark().with_file_name("toy-sqlite");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
     path
 }
 
@@ -150,7 +116,7 @@ impl Scratch {
 
     /// Writes a config for the toy server with these arguments.
     pub fn config_args(&self, args: &[&str], extra: &str) -> PathBuf {
-        self.config_for(&toy_server(), args, extra)
+        self.config_for(&toy("toy-server"), args, extra)
     }
 
     /// Writes a config that starts `binary` with these arguments.
@@ -329,4 +295,41 @@ pub fn assert_decided_as_declared(record: &Value) {
         "evidence of kinds a check does not declare in decided_by:\n{}",
         drift.into_iter().collect::<Vec<_>>().join("\n")
     );
+}
+
+/// The registry's checks of `packs`, in report order.
+pub fn registry_checks(packs: &[sealmark_engine::model::Pack]) -> Vec<&'static str> {
+    sealmark_engine::registry::CHECKS.iter().filter(|c| packs.contains(&c.pack)).map(|c| c.id).collect()
+}
+
+/// A pack test's table: its checks are the registry's checks of `packs` (in any order),
+/// and each has a toy mode the table expects to fail it (`rows`: mode → the
+/// verdict of each check in `checks`' order). Every declared check thus has its failing
+/// toy mode, run through the binary by the pack's tests.
+pub fn assert_table_covers_registry(
+    checks: &[&str],
+    packs: &[sealmark_engine::model::Pack],
+    rows: &[(&str, Vec<Verdict>)],
+) {
+    let (mut listed, mut declared) = (checks.to_vec(), registry_checks(packs));
+    listed.sort_unstable();
+    declared.sort_unstable();
+    assert_eq!(listed, declared, "the table's checks are not the registry's of {packs:?}");
+    for (i, id) in checks.iter().enumerate() {
+        let failing: Vec<&str> =
+            rows.iter().filter(|(_, v)| v.get(i) == Some(&Verdict::Fail)).map(|(m, _)| *m).collect();
+        assert!(!failing.is_empty(), "{id}: no toy mode in the table is expected to fail it");
+    }
+}
+
+/// Rows given as the checks each mode does not pass (the rest pass), as
+/// `assert_table_covers_registry` reads them.
+pub fn sparse_rows<'a>(checks: &[&str], table: &[(&'a str, &[(&str, Verdict)])]) -> Vec<(&'a str, Vec<Verdict>)> {
+    table
+        .iter()
+        .map(|(mode, row)| {
+            let of = |id: &&str| row.iter().find(|(c, _)| c == id).map_or(Verdict::Pass, |(_, v)| *v);
+            (*mode, checks.iter().map(of).collect())
+        })
+        .collect()
 }
