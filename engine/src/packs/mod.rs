@@ -283,7 +283,8 @@ impl Gathered {
     }
 }
 
-/// What the main session found before any pack collects.
+/// What the main session found before any pack collects (nothing, when it never opened).
+#[derive(Default)]
 struct Opened {
     /// The tools as listed (and kept by `tools:`), and as the packs aim them.
     tools: Vec<ToolInfo>,
@@ -406,18 +407,7 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
         gaps.push(crate::children::NO_PROCESS_TABLE.to_string());
     }
     let Gathered { fs: fs_obs, sqlite: sqlite_obs, net: net_obs, git: git_obs, custom, .. } = gathered;
-    let fs_ran = !fs_obs.readers.is_empty() || !fs_obs.writers.is_empty() || !fs_obs.benign.is_empty();
-    if fs_ran && config.runs_pack(Pack::Effects) {
-        gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
-    }
-    let Opened { tools, classes, filtered_out, probe_calls, probe_answered, .. } = opened.unwrap_or_else(|| Opened {
-        tools: Vec::new(),
-        aimed: Vec::new(),
-        classes: Vec::new(),
-        filtered_out: Vec::new(),
-        probe_calls: Vec::new(),
-        probe_answered: Vec::new(),
-    });
+    let Opened { tools, classes, filtered_out, probe_calls, probe_answered, .. } = opened.unwrap_or_default();
     let mut valid_calls = answered_valid_calls(&fs_obs, &net_obs);
     let writes = &git_obs.writes;
     let write_controls = writes.init.iter().chain(&writes.stage).chain(&writes.refs);
@@ -445,6 +435,9 @@ pub async fn collect(config: &Config, targets: &Targets) -> Result<Collected, Ru
         not_run: BTreeMap::new(),
     };
     observations.not_run = not_run(&gate, &observations, !custom.is_empty(), caps.is_some());
+    if observations.observed(Pack::Effects) && config.runs_pack(Pack::Effects) {
+        gaps.push("writes outside the observed sandbox directories are not seen by the effects pack".to_string());
+    }
     Ok(Collected {
         observations,
         tools,
